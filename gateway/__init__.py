@@ -1,0 +1,1 @@
+"""The thin HTTP shell: HTTP in, calls into substrate's graph/retrieval modules, JSON out."""

@@ -1,0 +1,76 @@
+"""``/healthz`` (the process is alive) and ``/readyz`` (every data part answers)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import nats
+import psycopg
+import redis.asyncio as aioredis
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from substrate import __version__
+from substrate.settings import Settings
+
+
+async def healthz(request: Request) -> JSONResponse:
+    return JSONResponse({"status": "alive", "version": __version__})
+
+
+async def _neo4j(request: Request) -> str:
+    driver = request.app.state.services.async_driver
+    records, _, _ = await driver.execute_query(
+        "RETURN apoc.version() AS apoc, gds.version() AS gds", routing_="r"
+    )
+    return f"apoc {records[0]['apoc']}, gds {records[0]['gds']}"
+
+
+async def _postgres(settings: Settings) -> str:
+    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn, connect_timeout=3) as c:
+        cur = await c.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = await cur.fetchone()
+    if row is None:
+        raise RuntimeError("the vector extension is not installed")
+    return f"pgvector {row[0]}"
+
+
+async def _redis(settings: Settings) -> str:
+    client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=2)
+    try:
+        await client.ping()
+    finally:
+        await client.aclose()
+    return "pong"
+
+
+async def _nats(settings: Settings) -> str:
+    nc = await nats.connect(settings.nats_url, connect_timeout=2, max_reconnect_attempts=0,
+                            allow_reconnect=False)
+    try:
+        info = await nc.jetstream().account_info()
+    finally:
+        await nc.close()
+    return f"jetstream streams={info.streams}"
+
+
+async def readyz(request: Request) -> JSONResponse:
+    settings: Settings = request.app.state.services.settings
+    checks: dict[str, Any] = {
+        "neo4j": _neo4j(request), "postgres": _postgres(settings),
+        "redis": _redis(settings), "nats": _nats(settings),
+    }
+    results = await asyncio.gather(
+        *(asyncio.wait_for(c, 5) for c in checks.values()), return_exceptions=True
+    )
+    parts = {}
+    for name, result in zip(checks, results, strict=True):
+        ok = not isinstance(result, BaseException)
+        parts[name] = {"ok": ok, "detail": str(result) if not ok else result}
+    failing = sorted(n for n, p in parts.items() if not p["ok"])
+    if failing:
+        body = {"error": {"code": "not_ready", "message": f"not ready: {', '.join(failing)}",
+                          "detail": parts}}
+        return JSONResponse(body, status_code=503)
+    return JSONResponse({"status": "ready", "parts": parts})

@@ -1,0 +1,21 @@
+// Uniqueness of the canonical id per label, scoped by tenant (composite uniqueness).
+CREATE CONSTRAINT migration_version IF NOT EXISTS FOR (m:__Migration) REQUIRE m.version IS UNIQUE;
+CREATE CONSTRAINT entity_ceid IF NOT EXISTS FOR (n:Entity) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT service_ceid IF NOT EXISTS FOR (n:Service) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT function_ceid IF NOT EXISTS FOR (n:Function) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT module_ceid IF NOT EXISTS FOR (n:Module) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT repository_ceid IF NOT EXISTS FOR (n:Repository) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT infrastructure_ceid IF NOT EXISTS FOR (n:Infrastructure) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT team_ceid IF NOT EXISTS FOR (n:Team) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT developer_ceid IF NOT EXISTS FOR (n:Developer) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT decisionnode_ceid IF NOT EXISTS FOR (n:DecisionNode) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT failurepattern_ceid IF NOT EXISTS FOR (n:FailurePattern) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT exceptionnode_ceid IF NOT EXISTS FOR (n:ExceptionNode) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT memorynode_ceid IF NOT EXISTS FOR (n:MemoryNode) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT policy_ceid IF NOT EXISTS FOR (n:Policy) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT pullrequest_ceid IF NOT EXISTS FOR (n:PullRequest) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT projectitem_ceid IF NOT EXISTS FOR (n:ProjectItem) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT intentassertion_ceid IF NOT EXISTS FOR (n:IntentAssertion) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT document_ceid IF NOT EXISTS FOR (n:Document) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT chunk_ceid IF NOT EXISTS FOR (n:Chunk) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;
+CREATE CONSTRAINT community_ceid IF NOT EXISTS FOR (n:Community) REQUIRE (n.tenant_id, n.ceid) IS UNIQUE;

@@ -1,0 +1,94 @@
+"""Data commands of the ``substrate`` CLI: ingest, verification queue, ask."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from substrate.settings import Settings
+
+
+def _writer(settings: Settings) -> Any:
+    from substrate.db import neo4j_driver
+    from substrate.embeddings import make_embedder
+    from substrate.graph.writer import GraphWriter
+
+    return GraphWriter(settings, neo4j_driver(settings), make_embedder(settings))
+
+
+def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
+    writer = _writer(settings)
+    try:
+        if args.kind == "jsonl":
+            from substrate.connectors.jsonl_ingest import ingest_jsonl
+
+            results = ingest_jsonl(writer, Path(args.path), batch_size=args.batch_size,
+                                   resume=not args.restart)
+        else:
+            from substrate.connectors.git_ingest import ingest_git
+
+            results = ingest_git(writer, Path(args.path), history=args.history,
+                                 since=args.since, until=args.until, every=args.every)
+    finally:
+        writer.driver.close()
+    made = [r.snapshot_version for r in results if r.snapshot_version]
+    print(json.dumps({"batches": len(results), "snapshots": made,
+                      "queued_for_verification": sum(r.queued for r in results)}))
+    return 0
+
+
+def cmd_queue(settings: Settings, args: argparse.Namespace) -> int:
+    import psycopg
+
+    from substrate.graph import review
+    from substrate.graph import verification as vq
+
+    if args.action == "list":
+        with psycopg.connect(settings.postgres_dsn) as conn:
+            items = vq.list_items(conn, settings.tenant, args.status)
+        print(json.dumps(items, indent=2, default=str))
+        return 0
+    if args.id is None:
+        print("error: approve/reject need an item id")
+        return 2
+    if args.action == "approve":
+        writer = _writer(settings)
+        try:
+            out = review.approve(writer, settings.tenant, args.id, args.actor)
+        finally:
+            writer.driver.close()
+    else:
+        out = review.reject(settings.postgres_dsn, settings.tenant, args.id, args.actor)
+    print(json.dumps(out))
+    return 0
+
+
+def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
+    from substrate.retrieval.ask import ask_and_print
+
+    return ask_and_print(settings, args.question, as_json=args.json)
+
+
+def add_data_commands(sub: Any) -> None:
+    p = sub.add_parser("ingest", help="load a source into the graph")
+    p.add_argument("kind", choices=["jsonl", "git"])
+    p.add_argument("path")
+    p.add_argument("--history", action="store_true", help="git: replay first-parent history")
+    p.add_argument("--since", help="git: first commit date (ISO)")
+    p.add_argument("--until", help="git: last commit date (ISO)")
+    p.add_argument("--every", type=int, default=1, help="git: every Nth commit")
+    p.add_argument("--batch-size", type=int, default=5000, help="jsonl: records per snapshot")
+    p.add_argument("--restart", action="store_true", help="jsonl: ignore the resume position")
+    p.set_defaults(handler=cmd_ingest)
+    p = sub.add_parser("queue", help="the verification queue: list | approve ID | reject ID")
+    p.add_argument("action", choices=["list", "approve", "reject"])
+    p.add_argument("id", nargs="?", type=int)
+    p.add_argument("--status", default="pending")
+    p.add_argument("--actor", default="cli")
+    p.set_defaults(handler=cmd_queue)
+    p = sub.add_parser("ask", help="ask a question; prints answer, evidence and confidence")
+    p.add_argument("question")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_ask)

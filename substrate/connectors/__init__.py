@@ -1,0 +1,1 @@
+"""Connectors turn sources (JSONL, git repositories, documents) into graph records."""

@@ -1,0 +1,144 @@
+"""Small, line-numbered reading of Markdown: front matter, headings, sections, fields."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+Line = tuple[int, str]  # (1-based line number, text)
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_FIELD = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{1,30}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.+?)\s*$")
+
+
+@dataclass
+class Section:
+    """A heading and the lines under it up to the next heading of the same or higher level."""
+
+    title: str
+    level: int
+    line: int
+    lines: list[Line] = field(default_factory=list)
+
+    def paragraph(self) -> str:
+        """The first paragraph of the section, whitespace collapsed."""
+        return first_paragraph(self.lines)
+
+
+@dataclass
+class MarkdownDoc:
+    """A Markdown text split into front matter (with key lines) and body lines."""
+
+    front: dict[str, str]
+    front_lines: dict[str, int]
+    body: list[Line]
+
+    @property
+    def all_lines(self) -> list[Line]:
+        return self.body
+
+
+def _front_matter(lines: list[str]) -> tuple[dict[str, str], dict[str, int], int]:
+    if not lines or lines[0].strip() != "---":
+        return {}, {}, 0
+    for end in range(1, len(lines)):
+        if lines[end].strip() in ("---", "..."):
+            break
+    else:
+        return {}, {}, 0
+    try:
+        data = yaml.load("\n".join(lines[1:end]), Loader=yaml.BaseLoader)
+    except yaml.YAMLError:
+        data = None
+    front = {str(k).lower(): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    key_lines: dict[str, int] = {}
+    for i in range(1, end):
+        key = lines[i].split(":", 1)[0].strip().lower()
+        if key in front and key not in key_lines:
+            key_lines[key] = i + 1
+    return front, key_lines, end + 1
+
+
+def parse_markdown(text: str) -> MarkdownDoc:
+    """Front matter (``---`` block of ``key: value``) and the numbered body lines."""
+    raw = text.splitlines()
+    front, key_lines, start = _front_matter(raw)
+    body = [(i + 1, raw[i]) for i in range(start, len(raw))]
+    return MarkdownDoc(front, key_lines, body)
+
+
+def headings(lines: list[Line]) -> list[tuple[int, int, str]]:
+    """``(line, level, title)`` of every ATX heading outside code fences."""
+    out: list[tuple[int, int, str]] = []
+    fenced = False
+    for no, text in lines:
+        if _FENCE.match(text):
+            fenced = not fenced
+            continue
+        match = None if fenced else _HEADING.match(text)
+        if match:
+            out.append((no, len(match.group(1)), match.group(2).strip()))
+    return out
+
+
+def sections(lines: list[Line]) -> list[Section]:
+    """Every heading with the lines of its section (nested sub-sections included)."""
+    heads = headings(lines)
+    out: list[Section] = []
+    for i, (no, level, title) in enumerate(heads):
+        end = next((h[0] for h in heads[i + 1 :] if h[1] <= level), None)
+        body = [(n, t) for n, t in lines if n > no and (end is None or n < end)]
+        out.append(Section(title, level, no, body))
+    return out
+
+
+def find_sections(lines: list[Line], pattern: str) -> list[Section]:
+    """Sections whose title matches ``pattern`` (a case-insensitive regex)."""
+    rx = re.compile(pattern, re.IGNORECASE)
+    return [s for s in sections(lines) if rx.search(s.title)]
+
+
+def title(lines: list[Line]) -> tuple[str, int] | None:
+    """The first level-1 heading (else the first heading) and its line."""
+    heads = headings(lines)
+    for no, level, text in heads:
+        if level == 1:
+            return text, no
+    return (heads[0][2], heads[0][0]) if heads else None
+
+
+def field_value(lines: list[Line], names: tuple[str, ...]) -> tuple[str, int] | None:
+    """First ``Name: value`` line (also ``* Name: value`` and ``**Name:** value``)."""
+    wanted = {n.lower() for n in names}
+    for no, text in lines:
+        match = _FIELD.match(text)
+        if match and match.group(1).strip().lower() in wanted:
+            return match.group(2).strip().strip("*_").strip(), no
+    return None
+
+
+def first_paragraph(lines: list[Line], limit: int = 600) -> str:
+    """First run of non-blank, non-heading lines, whitespace collapsed, cut at ``limit``."""
+    words: list[str] = []
+    for _, text in lines:
+        stripped = text.strip()
+        if not stripped:
+            if words:
+                break
+            continue
+        if _HEADING.match(stripped) or _FENCE.match(stripped):
+            if words:
+                break
+            continue
+        words.append(stripped)
+    joined = " ".join(" ".join(words).split())
+    return joined if len(joined) <= limit else joined[: limit - 1].rstrip() + "…"
+
+
+def plain_text(lines: list[Line], limit: int = 8000) -> str:
+    """The body as plain text (cut at ``limit`` characters)."""
+    text = "\n".join(t for _, t in lines).strip()
+    return text[:limit]

@@ -1,0 +1,158 @@
+"""Cypher templates as files, loaded and checked at start-up (in the manner of aiosql).
+
+Every file under ``cypher/`` starts with a header of ``// key: value`` lines::
+
+    // name: retrieval/dependencies
+    // version: 3
+    // mode: read
+    // params: tenant, ceid, depth
+    // returns: target, hops
+    // serves: RSN-UC-01
+    // doc: What a service depends on, up to $depth hops.
+
+``.cypher`` files are sent as they are; ``.cypher.j2`` files are Jinja2 templates (with
+``StrictUndefined``) used only for structure (allow-listed labels, optional clauses); every
+value from a user goes in as a ``$param``. A ``// sample:`` JSON line gives a template a
+context for the start-up check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from neo4j import Driver
+
+from substrate.errors import TemplateError
+from substrate.settings import PROJECT_ROOT
+
+CYPHER_DIR = PROJECT_ROOT / "cypher"
+REQUIRED = ("name", "version", "mode", "params", "returns", "serves", "doc")
+_HEADER = re.compile(r"^//\s*([a-z_]+)\s*:\s*(.*)$")
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_ENV = jinja2.Environment(
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+    loader=jinja2.FileSystemLoader(str(CYPHER_DIR)),  # for {% import "_macros.j2" %}
+)
+
+
+@dataclass(frozen=True)
+class CypherTemplate:
+    name: str
+    version: int
+    mode: str
+    params: tuple[str, ...]
+    returns: tuple[str, ...]
+    serves: str
+    doc: str
+    body: str
+    path: Path
+    is_template: bool
+    sample: dict[str, Any] = field(default_factory=dict)
+
+    def render(self, **context: Any) -> str:
+        if not self.is_template:
+            return self.body
+        try:
+            return _ENV.from_string(self.body).render(**context)
+        except jinja2.TemplateError as exc:
+            raise TemplateError(f"cannot render {self.name}: {exc}") from exc
+
+    def header(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "version": self.version, "mode": self.mode,
+            "params": list(self.params), "returns": list(self.returns),
+            "serves": self.serves, "doc": self.doc,
+        }
+
+
+def _split_list(value: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+def parse_template(path: Path, root: Path = CYPHER_DIR) -> CypherTemplate:
+    lines = path.read_text().splitlines()
+    header: dict[str, str] = {}
+    body_start = 0
+    for i, line in enumerate(lines):
+        m = _HEADER.match(line)
+        if not m:
+            body_start = i
+            break
+        header[m.group(1)] = m.group(2).strip()
+    missing = [k for k in REQUIRED if k not in header]
+    if missing:
+        raise TemplateError(f"{path}: header lacks {', '.join(missing)}")
+    rel = path.relative_to(root).as_posix().removesuffix(".j2").removesuffix(".cypher")
+    if header["name"] != rel:
+        raise TemplateError(f"{path}: header name {header['name']!r} must be {rel!r}")
+    if header["mode"] not in ("read", "write"):
+        raise TemplateError(f"{path}: mode must be read or write")
+    body = "\n".join(lines[body_start:]).strip()
+    is_template = path.suffix == ".j2"
+    params = _split_list(header["params"])
+    if not is_template:
+        used = set(_PARAM.findall(body))
+        if used != set(params):
+            raise TemplateError(
+                f"{path}: params header {sorted(params)} != parameters used {sorted(used)}"
+            )
+    else:
+        try:
+            _ENV.parse(body)
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateError(f"{path}: template syntax error: {exc}") from exc
+    return CypherTemplate(
+        name=rel, version=int(header["version"]), mode=header["mode"], params=params,
+        returns=_split_list(header["returns"]), serves=header["serves"], doc=header["doc"],
+        body=body, path=path, is_template=is_template,
+        sample=json.loads(header.get("sample", "{}")),
+    )
+
+
+class CypherLibrary:
+    """All templates by name. ``load()`` refuses to return with any broken file."""
+
+    def __init__(self, templates: dict[str, CypherTemplate]) -> None:
+        self.templates = templates
+
+    @classmethod
+    def load(cls, root: Path = CYPHER_DIR) -> CypherLibrary:
+        found: dict[str, CypherTemplate] = {}
+        errors = []
+        for path in sorted(root.rglob("*.cypher*")):
+            try:
+                t = parse_template(path, root)
+                found[t.name] = t
+            except TemplateError as exc:
+                errors.append(exc.message)
+        if errors:
+            raise TemplateError("broken Cypher templates: " + "; ".join(errors), errors)
+        return cls(found)
+
+    def get(self, name: str) -> CypherTemplate:
+        try:
+            return self.templates[name]
+        except KeyError:
+            raise TemplateError(f"no Cypher template named {name!r}") from None
+
+    def text(self, name: str, **context: Any) -> str:
+        return self.get(name).render(**context)
+
+    def check(self, driver: Driver) -> list[str]:
+        """EXPLAIN every template against the server (samples for Jinja ones); fail on any."""
+        errors = []
+        for t in self.templates.values():
+            try:
+                query = t.render(**t.sample)
+                driver.execute_query("EXPLAIN " + query, {p: None for p in t.params})
+            except Exception as exc:  # noqa: BLE001 - collect and report all
+                errors.append(f"{t.name}: {exc}")
+        if errors:
+            raise TemplateError("Cypher templates failed the server check", errors)
+        return sorted(self.templates)

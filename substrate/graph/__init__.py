@@ -1,0 +1,1 @@
+"""The evidence-bound graph: ontology, records, write path, snapshots."""

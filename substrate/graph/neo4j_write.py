@@ -1,0 +1,112 @@
+"""The statements of one snapshot's Neo4j write transaction, batched with UNWIND."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from substrate.cypher import CypherLibrary
+from substrate.graph import diff as d
+from substrate.graph.ontology import Ontology
+from substrate.graph.records import EdgeRecord, NodeRecord
+
+ROWS = 10_000
+RESERVED = {"eid", "tenant_id", "valid_from_v", "valid_to_v", "valid_from_ts", "valid_to_ts",
+            "evidence_ref", "confidence", "weight", "source", "prop_keys", "conflict",
+            "conflict_with", "iv_from", "iv_to", "sources", "ceid", "embedding", "provenance"}
+
+
+def storage(ceid: str) -> str:
+    return "Chunk" if ceid.startswith("chunk:") else "Entity"
+
+
+def node_row(node: NodeRecord, embedding: list[float] | None) -> dict[str, Any]:
+    props = {k: v for k, v in node.props.items() if k not in RESERVED}
+    if isinstance(props.get("aliases"), list):
+        props["alias_text"] = " ".join(str(a) for a in props["aliases"])
+    return {"ceid": node.ceid, "props": props, "confidence": float(node.confidence),
+            "provenance": list(node.provenance), "embedding": embedding}
+
+
+def edge_row(key: str, edge: EdgeRecord) -> dict[str, Any]:
+    user = {k: v for k, v in edge.props.items() if k not in RESERVED}
+    props = {**user, "evidence_ref": edge.evidence_ref, "confidence": float(edge.confidence),
+             "weight": float(edge.weight), "source": edge.source, "prop_keys": sorted(user),
+             "conflict": False}
+    return {"key": key, "src": edge.src, "dst": edge.dst, "props": props}
+
+
+@dataclass
+class WritePlan:
+    cypher: CypherLibrary
+    ontology: Ontology
+    tenant: str
+    source: str
+    version: int
+    valid_at: datetime
+    maxv: int
+
+    def _run(self, tx: ManagedTransaction, name: str, ctx: dict[str, Any],
+             rows_key: str, rows: list[Any], **extra: Any) -> None:
+        query = self.cypher.text(name, **ctx)
+        for i in range(0, len(rows), ROWS):
+            params = {"tenant": self.tenant, rows_key: rows[i : i + ROWS], **extra}
+            tx.run(query, params).consume()
+
+    def run(self, tx: ManagedTransaction, changes: d.ChangeSet,
+            embeddings: dict[str, list[float]]) -> None:
+        ts = self.valid_at.isoformat()
+        stamp = {"version": self.version, "ts": ts}
+        by_type: dict[str, list[str]] = defaultdict(list)
+        for key, edge in changes.edge_closes:
+            by_type[edge["type"]].append(key)
+        for rel_type, keys in by_type.items():
+            self._run(tx, "graph/close_edges", {"rel_type": rel_type}, "keys", keys, **stamp)
+        self._upsert_nodes(tx, changes, embeddings, ts)
+        drops: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for ceid, remaining in changes.node_source_drops:
+            drops[storage(ceid)].append({"ceid": ceid, "sources": remaining})
+        for label, rows in drops.items():
+            self._run(tx, "graph/set_node_sources", {"label": label}, "rows", rows)
+        closes: dict[str, list[str]] = defaultdict(list)
+        for ceid, _ in changes.node_closes:
+            closes[storage(ceid)].append(ceid)
+        for label, ceids in closes.items():
+            self._run(tx, "graph/close_nodes", {"label": label}, "ceids", ceids, **stamp)
+        self._create_edges(tx, changes, stamp)
+        self._mark_conflicts(tx, changes)
+
+    def _upsert_nodes(self, tx: ManagedTransaction, changes: d.ChangeSet,
+                      embeddings: dict[str, list[float]], ts: str) -> None:
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for node in [*changes.node_adds, *(n for n, _ in changes.node_updates)]:
+            groups[node.label].append(node_row(node, embeddings.get(node.ceid)))
+        for label, rows in groups.items():
+            ctx = {"label": label, "entity": label != "Chunk"}
+            self._run(tx, "graph/upsert_nodes", ctx, "rows", rows, version=self.version,
+                      ts=ts, maxv=self.maxv, source=self.source)
+
+    def _create_edges(self, tx: ManagedTransaction, changes: d.ChangeSet,
+                      stamp: dict[str, Any]) -> None:
+        groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        for key, edge in changes.edge_adds:
+            groups[(edge.type, storage(edge.src), storage(edge.dst))].append(edge_row(key, edge))
+        for (rel_type, src_label, dst_label), rows in groups.items():
+            ctx = {"rel_type": rel_type, "src_label": src_label, "dst_label": dst_label}
+            self._run(tx, "graph/create_edges", ctx, "rows", rows, **stamp)
+
+    def _mark_conflicts(self, tx: ManagedTransaction, changes: d.ChangeSet) -> None:
+        subjects: dict[str, set[str]] = defaultdict(set)
+        for _, edge in changes.edge_adds:
+            if self.ontology.single_valued(edge.type):
+                subjects[edge.type].add(edge.src)
+        for _, live in changes.edge_closes:
+            if self.ontology.single_valued(live["type"]):
+                subjects[live["type"]].add(live["src"])
+        for rel_type, subs in subjects.items():
+            self._run(tx, "graph/mark_conflicts", {"rel_type": rel_type}, "subjects",
+                      sorted(subs))

@@ -1,0 +1,277 @@
+"""The write path: one validated batch -> one snapshot in Neo4j, PostgreSQL and on NATS.
+
+Order of a commit: open a PostgreSQL transaction and take the writer lock (the next version);
+read the live graph and diff; reject the whole batch on any problem; write the change log
+(uncommitted); run one Neo4j write transaction; commit PostgreSQL; publish the outbox.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import psycopg
+from neo4j import Driver, ManagedTransaction
+
+from substrate.cypher import CypherLibrary
+from substrate.errors import ValidationFailed
+from substrate.graph import diff as d
+from substrate.graph import events, snapshots
+from substrate.graph.ontology import Ontology, load_ontology
+from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
+from substrate.graph.validation import Problem, validate_batch
+from substrate.graph.verification import QueueItem, enqueue
+from substrate.settings import Settings
+
+MAXV = 2**53 - 1  # open end of a node validity interval
+ROWS_PER_STATEMENT = 10_000
+TEXT_PROPS = ("summary", "description", "text")
+
+
+class Embedder(Protocol):
+    def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
+
+
+@dataclass
+class CommitResult:
+    snapshot_version: int | None  # None: nothing changed, no snapshot made
+    content_hash: str
+    changed_ids: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    queued: int = 0
+
+
+def storage_label(ceid: str) -> str:
+    return "Chunk" if ceid.startswith("chunk:") else "Entity"
+
+
+def _chunks(rows: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for i in range(0, len(rows), ROWS_PER_STATEMENT):
+        yield rows[i : i + ROWS_PER_STATEMENT]
+
+
+class GraphWriter:
+    def __init__(
+        self, settings: Settings, driver: Driver, embedder: Embedder | None = None,
+        ontology: Ontology | None = None, library: CypherLibrary | None = None,
+    ) -> None:
+        self.settings = settings
+        self.driver = driver
+        self.embedder = embedder
+        self.ontology = ontology or load_ontology()
+        self.cypher = library or CypherLibrary.load()
+
+    # --- public -------------------------------------------------------------------------
+    def commit(
+        self, batch: GraphBatch, *, source: str, tenant: str | None = None,
+        valid_at: datetime | None = None, mode: str = "upsert",
+        deletes: Sequence[str] = (), note: str | None = None, verified: bool = False,
+    ) -> CommitResult:
+        """Commit ``batch`` as one snapshot. ``mode="sync"``: what ``source`` asserted before
+        and no longer asserts is closed. ``verified``: a human approved it (no threshold)."""
+        tenant = tenant or self.settings.tenant
+        valid_at = valid_at or datetime.now(UTC)
+        nodes, edges, pending = self._split_by_confidence(batch, verified)
+        digest = d.content_hash(nodes, edges, source, mode)
+        with psycopg.connect(self.settings.postgres_dsn) as conn:
+            queued = enqueue(conn, tenant, source, pending)
+            with conn.transaction():
+                version = snapshots.reserve_version(conn)
+                changes = self._diff(tenant, source, mode, nodes, edges, deletes)
+                if changes.empty:
+                    return CommitResult(None, digest, queued=queued)
+                rows = self._change_rows(changes)
+                snapshots.record_snapshot(
+                    conn, version, tenant, valid_at, source, digest, rows, note
+                )
+                embeddings = self._embed([n for n in nodes if n.ceid in self._touched(changes)])
+                self._write_neo4j(tenant, source, version, valid_at, changes, embeddings)
+        events.publish_pending(self.settings)
+        return CommitResult(
+            version, digest, changes.changed_ids(), self._counts(changes), queued
+        )
+
+    # --- steps --------------------------------------------------------------------------
+    def _split_by_confidence(
+        self, batch: GraphBatch, verified: bool
+    ) -> tuple[list[NodeRecord], list[EdgeRecord], list[QueueItem]]:
+        threshold = 0.0 if verified else self.settings.verify_threshold
+        pending = [QueueItem(r, "ambiguous or unverified") for r in batch.pending]
+        nodes, held = [], set()
+        for n in batch.nodes:
+            if n.confidence < threshold:
+                pending.append(QueueItem(n, f"confidence {n.confidence} < {threshold}"))
+                held.add(n.ceid)
+            else:
+                nodes.append(n)
+        edges = []
+        for e in batch.edges:
+            if e.confidence < threshold:
+                pending.append(QueueItem(e, f"confidence {e.confidence} < {threshold}"))
+            elif e.src in held or e.dst in held:
+                pending.append(QueueItem(e, "an endpoint is waiting for verification"))
+            else:
+                edges.append(e)
+        return nodes, edges, pending
+
+    def _diff(
+        self, tenant: str, source: str, mode: str, nodes: list[NodeRecord],
+        edges: list[EdgeRecord], deletes: Sequence[str],
+    ) -> d.ChangeSet:
+        wanted = {n.ceid for n in nodes} | {e.src for e in edges} | {e.dst for e in edges}
+        wanted |= {x for x in deletes if "-[" not in x}
+        found = self._live_nodes(tenant, sorted(wanted))
+        live = {c: n for c, n in found.items() if n["live"]}
+        problems = validate_batch(nodes, edges, self.ontology, set(live) | {n.ceid for n in nodes})
+        problems += [Problem(x, "delete of an element that is not live") for x in deletes
+                     if "-[" not in x and x not in live]
+        if problems:
+            raise ValidationFailed(
+                f"batch rejected: {len(problems)} problem(s); nothing was written",
+                [p.to_dict() for p in problems],
+            )
+        changes = d.ChangeSet()
+        d.diff_nodes(nodes, live, set(found) - set(live), source, changes)
+        live_edges = self._live_edges(tenant, [d.edge_key(e) for e in edges])
+        seen = d.diff_edges(edges, live_edges, changes)
+        if mode == "sync":
+            d.sync_removals(
+                source, {n.ceid for n in nodes}, seen, self._source_nodes(tenant, source),
+                self._source_edges(tenant, source), changes,
+            )
+        self._apply_deletes(tenant, deletes, live, changes)
+        self._close_touching(tenant, changes)
+        return changes
+
+    def _apply_deletes(
+        self, tenant: str, deletes: Sequence[str], live: dict[str, d.LIVE_NODE],
+        changes: d.ChangeSet,
+    ) -> None:
+        edge_keys = [x for x in deletes if "-[" in x]
+        found = self._live_edges(tenant, edge_keys)
+        missing = [k for k in edge_keys if k not in found]
+        if missing:
+            raise ValidationFailed(
+                "batch rejected: delete of edges that are not live; nothing was written",
+                [Problem(k, "delete of an element that is not live").to_dict() for k in missing],
+            )
+        changes.edge_closes += list(found.items())
+        changes.node_closes += [(c, live[c]) for c in deletes if "-[" not in c]
+
+    def _close_touching(self, tenant: str, changes: d.ChangeSet) -> None:
+        closing = {k for k, _ in changes.edge_closes}
+        for label, ceids in self._by_label([c for c, _ in changes.node_closes]).items():
+            for r in self._read("graph/edges_touching", {"label": label}, tenant=tenant, ceids=ceids):
+                if r["key"] not in closing:
+                    changes.edge_closes.append((r["key"], dict(r)))
+                    closing.add(r["key"])
+
+    # --- reads --------------------------------------------------------------------------
+    def _read(self, name: str, ctx: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
+        records, _, _ = self.driver.execute_query(
+            self.cypher.text(name, **ctx), params, routing_="r"
+        )
+        return [r.data() for r in records]
+
+    @staticmethod
+    def _by_label(ceids: Iterable[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        for c in ceids:
+            out[storage_label(c)].append(c)
+        return out
+
+    def _live_nodes(self, tenant: str, ceids: list[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for label, group in self._by_label(ceids).items():
+            for r in self._read("graph/live_nodes", {"label": label}, tenant=tenant, ceids=group):
+                out[r["ceid"]] = r
+        return out
+
+    def _live_edges(self, tenant: str, keys: list[str]) -> dict[str, d.LIVE_EDGE]:
+        by_type: dict[str, list[str]] = defaultdict(list)
+        for k in keys:
+            by_type[k.split("-[", 1)[1].split("]->", 1)[0]].append(k)
+        out = {}
+        for rel_type, group in by_type.items():
+            if not self.ontology.has_type(rel_type):
+                continue
+            for r in self._read("graph/live_edges", {"rel_type": rel_type},
+                                tenant=tenant, keys=group):
+                out[r["key"]] = r
+        return out
+
+    def _source_nodes(self, tenant: str, source: str) -> dict[str, d.LIVE_NODE]:
+        return {
+            r["ceid"]: r
+            for label in ("Entity", "Chunk")
+            for r in self._read("graph/source_nodes", {"label": label}, tenant=tenant,
+                                source=source)
+        }
+
+    def _source_edges(self, tenant: str, source: str) -> dict[str, d.LIVE_EDGE]:
+        return {r["key"]: r for r in self._read("graph/source_edges", {}, tenant=tenant,
+                                                  source=source)}
+
+    # --- change log + embeddings --------------------------------------------------------
+    @staticmethod
+    def _touched(changes: d.ChangeSet) -> set[str]:
+        return {n.ceid for n in changes.node_adds} | {n.ceid for n, _ in changes.node_updates}
+
+    @staticmethod
+    def _change_rows(changes: d.ChangeSet) -> list[snapshots.ChangeRow]:
+        rows = [snapshots.ChangeRow("node", n.ceid, "add", None, d.node_payload(n))
+                for n in changes.node_adds]
+        rows += [snapshots.ChangeRow("node", n.ceid, "update", live["props"], d.node_payload(n))
+                 for n, live in changes.node_updates]
+        rows += [snapshots.ChangeRow("node", c, "update", {"sources": None}, {"sources": s})
+                 for c, s in changes.node_source_drops]
+        rows += [snapshots.ChangeRow("node", c, "close", live.get("props", live), None)
+                 for c, live in changes.node_closes]
+        added = {k: e for k, e in changes.edge_adds}
+        for key, before in changes.edge_closes:
+            after = added.pop(key, None)
+            op = "update" if after is not None else "close"
+            payload = None if after is None else d.edge_payload(after)
+            rows.append(snapshots.ChangeRow("edge", key, op, dict(before), payload))
+        rows += [snapshots.ChangeRow("edge", k, "add", None, d.edge_payload(e))
+                 for k, e in added.items()]
+        return rows
+
+    def _embed(self, nodes: list[NodeRecord]) -> dict[str, list[float]]:
+        targets = [n for n in nodes if self.ontology.labels[n.label].vector]
+        if self.embedder is None or not targets:
+            return {}
+        texts = [embedding_text(n) for n in targets]
+        vectors = self.embedder.embed_documents(texts)
+        return {n.ceid: v for n, v in zip(targets, vectors, strict=True)}
+
+    @staticmethod
+    def _counts(changes: d.ChangeSet) -> dict[str, int]:
+        return {
+            "nodes_added": len(changes.node_adds), "nodes_updated": len(changes.node_updates),
+            "nodes_closed": len(changes.node_closes), "edges_added": len(changes.edge_adds),
+            "edges_closed": len(changes.edge_closes),
+        }
+
+    # --- the Neo4j transaction ----------------------------------------------------------
+    def _write_neo4j(
+        self, tenant: str, source: str, version: int, valid_at: datetime,
+        changes: d.ChangeSet, embeddings: dict[str, list[float]],
+    ) -> None:
+        from substrate.graph.neo4j_write import WritePlan
+
+        plan = WritePlan(self.cypher, self.ontology, tenant, source, version, valid_at, MAXV)
+        with self.driver.session() as session:
+            session.execute_write(lambda tx: plan.run(tx, changes, embeddings))
+
+
+def embedding_text(node: NodeRecord) -> str:
+    parts = [node.name] + [str(node.props[k]) for k in TEXT_PROPS if node.props.get(k)]
+    return ". ".join(parts)[:2000]
+
+
+def run_statement(tx: ManagedTransaction, query: str, **params: Any) -> None:
+    tx.run(query, params).consume()

@@ -1,0 +1,1 @@
+"""Grounded retrieval: routing, strategies, fusion, evidence bundles."""

@@ -1,0 +1,1 @@
+"""The local stack: Neo4j, PostgreSQL, Redis, NATS and the gateway as loopback processes."""

@@ -1,0 +1,113 @@
+"""Embedded PostgreSQL 16 + pgvector from the ``pgserver`` wheel's bundled binaries.
+
+We use the wheel's binaries directly (not its Python server wrapper) so the server listens on
+127.0.0.1:POSTGRES_PORT like any other PostgreSQL, and is supervised like every other part.
+With ``POSTGRES_DSN`` set, no local server is started and the DSN is used as is.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+from pathlib import Path
+
+import psycopg
+
+from substrate.errors import StackError
+from substrate.stack.part import Part
+
+PG_USER = "postgres"
+ROOT_RUNAS = "pgserver"  # PostgreSQL refuses to run as root
+
+
+def pg_bin() -> Path:
+    import pgserver
+
+    return Path(pgserver.__file__).parent / "pginstall" / "bin"
+
+
+class PostgresPart(Part):
+    name = "postgres"
+    start_timeout = 60.0
+
+    @property
+    def pgdata(self) -> Path:
+        return self.settings.data_dir("postgres")
+
+    def ports(self) -> list[int]:
+        return [self.settings.postgres_port]
+
+    def address(self) -> str:
+        return self.settings.postgres_dsn
+
+    def run_as(self) -> str | None:
+        return ROOT_RUNAS if os.geteuid() == 0 else None
+
+    def _ensure_user(self) -> None:
+        user = self.run_as()
+        if user is None:
+            return
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            subprocess.run(["useradd", "--system", "--no-create-home", user], check=True)
+
+    def _chown(self, path: Path) -> None:
+        user = self.run_as()
+        if user is not None:
+            shutil.chown(path, user, user)
+
+    def install(self) -> None:
+        self._ensure_user()
+        if (self.pgdata / "PG_VERSION").exists():
+            return
+        self.progress(f"[postgres] initdb {self.pgdata}")
+        self.pgdata.mkdir(parents=True, exist_ok=True)
+        self._chown(self.pgdata)
+        self.pgdata.chmod(0o700)
+        result = subprocess.run(
+            [str(pg_bin() / "initdb"), "-D", str(self.pgdata), "-U", PG_USER,
+             "--auth=trust", "--encoding=utf8", "--no-instructions"],
+            capture_output=True, text=True, user=self.run_as(), check=False,
+        )
+        if result.returncode != 0:
+            raise StackError(f"initdb failed: {result.stderr.strip()}")
+
+    def command(self) -> list[str]:
+        sock = self.settings.run_dir / "pgsock"
+        sock.mkdir(parents=True, exist_ok=True)
+        self._chown(sock)
+        return [
+            str(pg_bin() / "postgres"), "-D", str(self.pgdata),
+            "-p", str(self.settings.postgres_port), "-h", "127.0.0.1", "-k", str(sock),
+            "-c", "shared_buffers=512MB", "-c", "max_connections=100",
+            "-c", "log_min_messages=warning",
+        ]
+
+    def start(self) -> bool:
+        if not self.settings.postgres_embedded:
+            return False  # external DSN: nothing to run here
+        self.log_dir_owned()
+        return super().start()
+
+    def log_dir_owned(self) -> None:
+        self.settings.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.log_file.exists():
+            self._chown(self.log_file)
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        if not self.settings.postgres_embedded:
+            return False
+        return super().stop(timeout)
+
+    def check(self) -> str:
+        with psycopg.connect(self.settings.postgres_dsn, connect_timeout=3) as conn:
+            row = conn.execute(
+                "SELECT current_setting('server_version'), "
+                "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector')"
+            ).fetchone()
+        if row is None or row[1] is None:
+            raise StackError("PostgreSQL is up but the pgvector extension is not available")
+        return f"{row[0]} (pgvector {row[1]})"

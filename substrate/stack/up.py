@@ -1,0 +1,54 @@
+"""``substrate up``: start the data parts, migrate, load the demo organisation, serve."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from substrate.db import neo4j_driver
+from substrate.migrate import Migrator
+from substrate.settings import Settings
+from substrate.stack.gateway_server import GatewayPart
+from substrate.stack.part import Progress, _print
+from substrate.stack.supervisor import start_data_parts
+
+
+def migrate_all(settings: Settings, progress: Progress = _print) -> list[str]:
+    driver = neo4j_driver(settings)
+    try:
+        migrator = Migrator(settings, driver)
+        applied = []
+        for target in ("postgres", "neo4j"):
+            for name in migrator.up(target):
+                progress(f"[migrate] {target}: applied {name}")
+                applied.append(f"{target}/{name}")
+        return applied
+    finally:
+        driver.close()
+
+
+def up(settings: Settings, demo: bool = True, gateway: bool = True,
+       progress: Progress = _print) -> dict[str, Any]:
+    started_at = time.monotonic()
+    for d in (settings.home, settings.cache_dir, settings.run_dir, settings.log_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    started = start_data_parts(settings, progress)
+    migrations = migrate_all(settings, progress)
+    snapshots: list[int] = []
+    if demo:
+        from substrate.demo.load import load_demo
+
+        snapshots = load_demo(settings, progress)
+    if gateway and GatewayPart(settings, progress).start():
+        started.append("gateway")
+    report = {
+        "started": started, "migrations_applied": migrations, "demo_snapshots": len(snapshots),
+        "seconds": round(time.monotonic() - started_at, 1),
+    }
+    if not (started or migrations or snapshots):
+        progress("substrate is already up: every part healthy, nothing to migrate or load")
+    else:
+        progress(f"substrate is up ({report['seconds']}s): {report}")
+    progress(f"gateway: http://{settings.gateway_host}:{settings.gateway_port}  "
+             f"neo4j browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/")
+    return report

@@ -117,6 +117,11 @@ class NameIndex:
         self.entities[cid].add_alias(alias, ref)
         self._index(cid, alias)
 
+    def exact(self, name: str) -> str | None:
+        """The one entity (pending ones included) whose name or alias has ``name``'s slug."""
+        found = sorted(self._exact.get(slug(name), ()))
+        return found[0] if len(found) == 1 else None
+
     def _index(self, cid: str, name: str) -> None:
         self._exact.setdefault(slug(name), set()).add(cid)
         self._keys.setdefault(normalise(name), set()).add(cid)

@@ -139,7 +139,8 @@ def _owners(tokens: list[str]) -> tuple[Owner, ...]:
 def parse_codeowners(text: str) -> list[Rule]:
     """Every rule of a CODEOWNERS text, in file order, with its 1-based line."""
     rules: list[Rule] = []
-    section, defaults = "", ()
+    section = ""
+    defaults: tuple[Owner, ...] = ()
     for no, raw in enumerate(text.splitlines(), start=1):
         line = _strip_comment(raw).strip()
         if not line:

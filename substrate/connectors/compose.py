@@ -83,19 +83,16 @@ class _Reader:
         svc.image = self.fact(get(body, "image")) or svc.image
         self.read_env_files(svc, get(body, "env_file"))
         self.read_environment(svc, get(body, "environment"))
-        for name, fact in self.names(get(body, "depends_on")):
-            svc.depends_on.setdefault(name, fact)
-        for name, fact in self.names(get(body, "links")):
-            svc.links.setdefault(name.split(":", 1)[0], fact)
-        for key in ("container_name", "hostname"):
-            fact = self.fact(get(body, key))
+        for name, found in self.names(get(body, "depends_on")):
+            svc.depends_on.setdefault(name, found)
+        for name, found in self.names(get(body, "links")):
+            svc.links.setdefault(name.split(":", 1)[0], found)
+        dns = [get(body, "container_name"), get(body, "hostname")]
+        dns += [a for _, net in pairs(get(body, "networks")) for a in items(get(net, "aliases"))]
+        for node in dns:
+            fact = self.fact(node)
             if fact is not None:
-                svc.dns_names[fact.value] = fact
-        for _, net in pairs(get(body, "networks")):
-            for alias in items(get(net, "aliases")):
-                fact = self.fact(alias)
-                if fact is not None:
-                    svc.dns_names.setdefault(fact.value, fact)
+                svc.dns_names.setdefault(fact.value, fact)
 
     def names(self, node: Node | None) -> list[tuple[str, Fact]]:
         """Names listed in a sequence or as keys of a mapping (``depends_on`` long form)."""
@@ -105,18 +102,18 @@ class _Reader:
 
     def read_environment(self, svc: ComposeService, node: Node | None) -> None:
         for key, value in pairs(node):
-            fact = self.fact(value, key) or Fact(self.env.get(key.value, ""), self.path, line_of(key))
-            svc.env[str(key.value)] = fact
+            unset = Fact(self.env.get(str(key.value), ""), self.path, line_of(key))
+            svc.env[str(key.value)] = self.fact(value, key) or unset
         for item in items(node):
-            fact = self.fact(item)
-            if fact is None:
+            entry = self.fact(item)
+            if entry is None:
                 continue
-            name, sep, value = fact.value.partition("=")
-            value = value if sep else self.env.get(name, "")
-            svc.env[name.strip()] = Fact(value, fact.path, fact.line)
+            name, sep, text = entry.value.partition("=")
+            text = text if sep else self.env.get(name, "")
+            svc.env[name.strip()] = Fact(text, entry.path, entry.line)
 
     def read_env_files(self, svc: ComposeService, node: Node | None) -> None:
-        entries = [scalar(node)] + [scalar(i) or scalar(get(i, "path")) for i in items(node)]
+        entries = [scalar(node)] + [scalar(n) or scalar(get(n, "path")) for n in items(node)]
         for entry in entries:
             if not entry:
                 continue

@@ -114,9 +114,7 @@ def read_k8s(snap: GitSnapshot) -> K8sManifests:
     """Every workload and Service of every Kubernetes manifest in the snapshot."""
     out = K8sManifests()
     paths = [
-        p
-        for p in snap.files()
-        if p.endswith((".yaml", ".yml")) and not p.startswith(_SKIP_DIRS)
+        p for p in snap.files() if p.endswith((".yaml", ".yml")) and not p.startswith(_SKIP_DIRS)
     ]
     snap.preload(paths)
     for path in paths:

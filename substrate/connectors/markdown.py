@@ -11,7 +11,10 @@ Line = tuple[int, str]  # (1-based line number, text)
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_FIELD = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{1,30}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.+?)\s*$")
+_FIELD = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{1,30}?)(?:\*\*|__)?\s*:"
+    r"\s*(?:\*\*|__)?\s*(.+?)\s*$"
+)
 
 
 @dataclass
@@ -35,10 +38,6 @@ class MarkdownDoc:
     front: dict[str, str]
     front_lines: dict[str, int]
     body: list[Line]
-
-    @property
-    def all_lines(self) -> list[Line]:
-        return self.body
 
 
 def _front_matter(lines: list[str]) -> tuple[dict[str, str], dict[str, int], int]:

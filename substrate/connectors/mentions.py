@@ -14,11 +14,14 @@ only counts as a service mention when its *form* says it is one:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from substrate.connectors.aliases import NameIndex, Resolution, normalise
-from substrate.graph.records import slug
+from substrate.graph.records import EdgeRecord, slug
+
+DOC_MENTION = 0.95
 
 _TOKEN = re.compile(r"`?[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*`?")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
@@ -100,3 +103,27 @@ def record_doc_alias(index: NameIndex, mention: Mention, ref: str) -> None:
     entity = index.get(cid)
     if slug(mention.surface) != slug(entity.name) and mention.surface != entity.name:
         index.alias(cid, mention.surface, ref)
+
+
+def mention_edges(
+    kind: str, src: str, mentions: list[Mention], index: NameIndex, ref_of: Callable[[int], str]
+) -> list[EdgeRecord]:
+    """``src -[kind]-> entity`` for each mention (one edge per candidate when ambiguous).
+
+    Confidence is that of the name resolution, capped at 0.95 (prose is read heuristically);
+    fuzzy and ambiguous matches fall below the verification threshold and carry a reason.
+    """
+    edges: list[EdgeRecord] = []
+    for mention in mentions:
+        res = mention.resolution
+        ref = ref_of(mention.line)
+        record_doc_alias(index, mention, ref)
+        props: dict[str, Any] = {"surface": mention.surface, "match": res.method}
+        if res.method in ("fuzzy", "ambiguous"):
+            names = ", ".join(res.candidates)
+            props["reason"] = f"{res.method} match of {mention.surface!r} to {names}"
+        for cid in res.candidates:
+            if cid != src:
+                conf = min(DOC_MENTION, res.confidence)
+                edges.append(EdgeRecord(kind, src, cid, ref, conf, source="git", props=props))
+    return edges

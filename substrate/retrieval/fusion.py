@@ -55,7 +55,8 @@ class FusedCandidate:
             "id": self.id,
             "score": self.score,
             "sources": [
-                {"source": s.source, "rank": s.rank, "score": s.score, "contribution": s.contribution}
+                {"source": s.source, "rank": s.rank, "score": s.score,
+                 "contribution": s.contribution}
                 for s in self.sources
             ],
         }
@@ -92,8 +93,8 @@ def rrf_fuse(
             if item.id in seen:
                 continue
             seen.add(item.id)
-            contribution = weight / (k + rank)
-            per_id.setdefault(item.id, []).append(SourceRank(source, rank, item.score, contribution))
+            entry = SourceRank(source, rank, item.score, weight / (k + rank))
+            per_id.setdefault(item.id, []).append(entry)
     fused = [FusedCandidate(i, sum(s.contribution for s in ranks), tuple(ranks))
              for i, ranks in per_id.items()]
     fused.sort(key=lambda c: (-c.score, c.best_rank(), c.id))

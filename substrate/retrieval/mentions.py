@@ -21,7 +21,7 @@ from substrate.graph.records import slug
 
 from .timephrases import MONTH_NAMES, MONTHS, WEEKDAYS
 
-_STOP = frozenset("""
+_STOP_WORDS = """
 a about above after all also an and any are as at be been before being below between both but
 by can could did do does doing down during each every few for from had has have having he her
 here hers him his how i if in into is it its just last me more most my no nor not now of off on
@@ -33,7 +33,8 @@ calling call calls called owns own owned owner owners depend depends depending u
 affect affects affected directly indirectly transitively find show list give tell get epic
 epics risk risks top graph state change changes changed decision decisions made happen happened
 incident incidents outage outages today yesterday week weeks day days ago please
-""".split()) | frozenset(WEEKDAYS + MONTHS + MONTH_NAMES)
+"""
+_STOP = frozenset(_STOP_WORDS.split()) | frozenset(WEEKDAYS + MONTHS + MONTH_NAMES)
 
 _HYPHENATED_WORDS = frozenset({"point-in-time", "on-call", "post-mortem", "single-valued",
                                "low-confidence", "read-only", "up-to-date", "end-to-end",
@@ -48,6 +49,9 @@ _VERB_OBJECT = re.compile(
     r"\b(?:calls?|calling|called\s+by|invoke[sd]?|invoking|depends?\s+on|depending\s+on"
     r"|relies\s+on|owns|owners?\s+of|callers?\s+of|dependenc(?:y|ies)\s+of|uses|using"
     r"|affect(?:s|ed)?|about)\s+(?:the\s+)?([A-Za-z][\w.-]*)", re.I)
+_SUBJECT = re.compile(
+    r"\b(?:does|did|do|will|would|can)\s+(?:the\s+)?([A-Za-z][\w.-]*)\s+"
+    r"(?:depend|use|call|need|require|rely|talk|connect|own|affect)", re.I)
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+)$")
 
 MAX_TERMS = 8
@@ -74,10 +78,9 @@ def _service_phrases(question: str) -> Iterable[tuple[int, str]]:
 def _word_mentions(question: str) -> Iterable[tuple[int, str]]:
     for m in _WORD.finditer(question):
         word = m.group(0).rstrip(".")
-        if _is_identifier(word):
-            yield m.start(), word
-        elif (word[0].isupper() and len(word) > 2 and word.lower() not in _STOP
-              and not _SENTENCE_START.search(question[: m.start()])):
+        capitalised = (word[0].isupper() and len(word) > 2 and word.lower() not in _STOP
+                       and not _SENTENCE_START.search(question[: m.start()]))
+        if capitalised or _is_identifier(word):
             yield m.start(), word
 
 
@@ -92,8 +95,8 @@ def extract_mentions(question: str) -> list[str]:
     inside = [p for p in _word_mentions(question) if not any(b <= p[0] < e for b, e in quoted)]
     found += inside
     found += list(_service_phrases(question))
-    found += [(m.start(1), m.group(1).rstrip(".")) for m in _VERB_OBJECT.finditer(question)
-              if m.group(1).lower() not in _STOP]
+    found += [(m.start(1), m.group(1).rstrip(".")) for rx in (_VERB_OBJECT, _SUBJECT)
+              for m in rx.finditer(question) if m.group(1).lower() not in _STOP]
     return _unique(text for _, text in sorted(found, key=lambda f: f[0]))
 
 
@@ -109,10 +112,14 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 
 def _variants(mention: str) -> list[str]:
-    """``PaymentService`` -> PaymentService, payment service, payment-service, payment."""
+    """``PaymentService`` -> PaymentService, payment service, payment-service, payment.
+
+    ``slug`` is the one ``substrate.graph.records`` builds ceids with, so the candidate can
+    also be compared with a ceid's name part.
+    """
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|[-_.]+", " ", mention).strip().lower()
     words = spaced.split()
-    out = [mention, spaced, slug(mention)]
+    out = [mention, spaced, spaced.replace(" ", "-"), slug(mention)]
     if len(words) > 1 and words[-1] in ("service", "svc", "api"):
         out.append(" ".join(words[:-1]))
     return out

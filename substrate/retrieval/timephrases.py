@@ -127,6 +127,8 @@ def _anchors(text: str, now: datetime) -> list[Span]:
     for rx, order in ((_MONTH_DAY, (1, 2, 3)), (_DAY_MONTH, (2, 1, 3))):
         for m in rx.finditer(text):
             month, day, year = (m.group(i) for i in order)
+            if month == "may" and not year:
+                continue  # "which 2 may fail": lower-case "may" is a verb unless a year follows
             try:
                 found.append((m.start(), m.end(), _month_day(month, day, year, now)))
             except ValueError:

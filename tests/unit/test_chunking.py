@@ -136,8 +136,14 @@ def test_sequence_edges_link_only_chunks_with_the_same_parent() -> None:
 
 def test_sequence_edges_follow_index_not_input_order_and_never_cross_documents() -> None:
     def node(doc: str, i: int, parent: str = "") -> NodeRecord:
-        props = {"name": f"{doc}#{i}", "text": "t", "doc": f"doc:{doc}", "path": doc,
-                 "index": i, "parent": parent}
+        props = {
+            "name": f"{doc}#{i}",
+            "text": "t",
+            "doc": f"doc:{doc}",
+            "path": doc,
+            "index": i,
+            "parent": parent,
+        }
         return NodeRecord(ceid=f"chunk:{doc}:{i}", label="Chunk", props=props)
 
     nodes = [node("a", 2), node("b", 0), node("a", 0), node("a", 1), node("b", 1, parent="x")]

@@ -32,9 +32,16 @@ def cid(i: int) -> str:
     return f"chunk:guide-md:{i}"
 
 
-def edge(src: int, dst: int, relation: str, weight: object, description: str = "") -> dict[str, object]:
-    return {"source": cid(src), "target": cid(dst), "relation": relation, "weight": weight,
-            "description": description}
+def edge(
+    src: int, dst: int, relation: str, weight: object, description: str = ""
+) -> dict[str, object]:
+    return {
+        "source": cid(src),
+        "target": cid(dst),
+        "relation": relation,
+        "weight": weight,
+        "description": description,
+    }
 
 
 @pytest.fixture
@@ -49,19 +56,23 @@ def canned(prompt: str) -> str:
     if f"[{cid(6)}]" in prompt:
         return "Sorry, I cannot help with that {not json"
     if f"[{cid(0)}]" in prompt:
-        return json.dumps({"edges": [
-            edge(1, 0, "elaborates", 0.8, "step 1 details step 0"),
-            edge(2, 3, "depends_on", 0.4),
-            edge(3, 2, "references", 1),
-            edge(0, 9, "references", 0.9),  # unknown chunk id
-            edge(0, 5, "references", 0.9),  # real chunk, but not in this batch
-            edge(1, 2, "inspired_by", 0.9),  # unknown relation
-            edge(2, 2, "elaborates", 0.9),  # self-loop
-            edge(0, 3, "part_of", 0.0),  # weight out of range
-            edge(0, 3, "part_of", 1.5),  # weight out of range
-            edge(0, 3, "part_of", "0.9"),  # weight not a number
-            "not an edge",
-        ]})
+        return json.dumps(
+            {
+                "edges": [
+                    edge(1, 0, "elaborates", 0.8, "step 1 details step 0"),
+                    edge(2, 3, "depends_on", 0.4),
+                    edge(3, 2, "references", 1),
+                    edge(0, 9, "references", 0.9),  # unknown chunk id
+                    edge(0, 5, "references", 0.9),  # real chunk, but not in this batch
+                    edge(1, 2, "inspired_by", 0.9),  # unknown relation
+                    edge(2, 2, "elaborates", 0.9),  # self-loop
+                    edge(0, 3, "part_of", 0.0),  # weight out of range
+                    edge(0, 3, "part_of", 1.5),  # weight out of range
+                    edge(0, 3, "part_of", "0.9"),  # weight not a number
+                    "not an edge",
+                ]
+            }
+        )
     reply = {"edges": [edge(2, 3, "depends_on", 0.9, "higher"), edge(5, 4, "CAUSED_BY", 0.3)]}
     return "```json\n" + json.dumps(reply) + "\n```"
 
@@ -100,13 +111,16 @@ def test_sliding_window_batches(chunks: list[NodeRecord]) -> None:
     windows = [[c.props["index"] for c in b.chunks] for b in make_batches(chunks, 4, 2)]
     assert windows == [[0, 1, 2, 3], [2, 3, 4, 5], [4, 5, 6]]
     assert [[c.props["index"] for c in b.chunks] for b in make_batches(chunks, 3)] == [
-        [0, 1, 2], [3, 4, 5]
+        [0, 1, 2],
+        [3, 4, 5],
     ], "a trailing window of one chunk is not a batch"
     assert make_batches(chunks[:1], 5) == []
 
 
 def test_extraction_against_openai_compatible_server(
-    chunks: list[NodeRecord], chat: OpenAIChatClient, stub: OpenAIStubServer,
+    chunks: list[NodeRecord],
+    chat: OpenAIChatClient,
+    stub: OpenAIStubServer,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="substrate.connectors.llm_edges"):
@@ -133,8 +147,9 @@ def test_extraction_against_openai_compatible_server(
     assert elab.props == {"description": "step 1 details step 0"}
 
 
-def test_prompt_lists_chunk_ids_and_texts(chunks: list[NodeRecord], chat: OpenAIChatClient,
-                                          stub: OpenAIStubServer) -> None:
+def test_prompt_lists_chunk_ids_and_texts(
+    chunks: list[NodeRecord], chat: OpenAIChatClient, stub: OpenAIStubServer
+) -> None:
     extract_graph_edges(chunks[:2], chat, OPTS)
     prompt = stub.requests[0][1]["messages"][0]["content"]
     assert f"[{cid(0)}]: {chunks[0].props['text']}" in prompt
@@ -155,8 +170,9 @@ def test_failed_llm_call_skips_only_that_batch(chunks: list[NodeRecord]) -> None
     assert [(e.src, e.dst, e.type) for e in result.edges] == [(cid(5), cid(4), "SEQUENCE")]
 
 
-def test_cancelled_extraction_sends_nothing(chunks: list[NodeRecord], chat: OpenAIChatClient,
-                                            stub: OpenAIStubServer) -> None:
+def test_cancelled_extraction_sends_nothing(
+    chunks: list[NodeRecord], chat: OpenAIChatClient, stub: OpenAIStubServer
+) -> None:
     cancel = threading.Event()
     cancel.set()
     result = extract_graph_edges(chunks, chat, OPTS, cancel)
@@ -178,8 +194,14 @@ def _e(src: str, dst: str, weight: float, type_: str = "REFERENCES") -> EdgeReco
 
 
 def test_dedup_and_pruning() -> None:
-    edges = [_e("a", "b", 0.2), _e("a", "b", 0.6), _e("a", "c", 0.9), _e("a", "d", 0.5),
-             _e("a", "e", 0.1), _e("b", "a", 0.3)]
+    edges = [
+        _e("a", "b", 0.2),
+        _e("a", "b", 0.6),
+        _e("a", "c", 0.9),
+        _e("a", "d", 0.5),
+        _e("a", "e", 0.1),
+        _e("b", "a", 0.3),
+    ]
     deduped = deduplicate_edges(edges)
     assert len(deduped) == 5 and [e.weight for e in deduped if e.dst == "b"] == [0.6]
     pruned = prune_edges(deduped, min_weight=0.3, max_per_chunk=2)
@@ -195,10 +217,16 @@ def test_without_chat_url_only_deterministic_edges(chunks: list[NodeRecord]) -> 
     assert build_chunk_edges(chunks).edges == [], "sequence edges are off by default"
 
 
-def test_combined_edges_are_pruned_together(chunks: list[NodeRecord],
-                                            chat: OpenAIChatClient) -> None:
-    opts = GraphExtractionOptions(graph_batch_size=4, graph_batch_overlap=2, sequence_edges=True,
-                                  min_edge_weight=0.5, max_edges_per_chunk=1)
+def test_combined_edges_are_pruned_together(
+    chunks: list[NodeRecord], chat: OpenAIChatClient
+) -> None:
+    opts = GraphExtractionOptions(
+        graph_batch_size=4,
+        graph_batch_overlap=2,
+        sequence_edges=True,
+        min_edge_weight=0.5,
+        max_edges_per_chunk=1,
+    )
     result = build_chunk_edges(chunks, opts, chat)
     by_src: dict[str, list[EdgeRecord]] = {}
     for e in result.edges:
@@ -207,4 +235,5 @@ def test_combined_edges_are_pruned_together(chunks: list[NodeRecord],
     assert all(e.weight >= 0.5 for e in result.edges)
     # chunk 2 has SEQUENCE 2->3 (1.0) and DEPENDS_ON 2->3 (0.9): the sequence edge is kept
     assert [(e.type, e.weight) for e in by_src[cid(2)]] == [("SEQUENCE", 1.0)]
-    assert by_src[cid(3)][0].type == "REFERENCES", "LLM weight 1 ties sequence 1.0 -> src order"
+    # REFERENCES 3->2 (weight 1) ties SEQUENCE 3->4 (1.0): ties go to the lower target id
+    assert by_src[cid(3)][0].type == "REFERENCES"

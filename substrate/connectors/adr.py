@@ -1,0 +1,224 @@
+"""Architecture decision records → DecisionNode, SUPERSEDES, WHY and MENTIONS.
+
+Found in ``docs/adr``, ``docs/adrs``, ``docs/decisions``, ``docs/architecture/decisions``,
+``architecture-decision-record(s)``, ``adr``/``adrs`` (at any depth); ``README``/``index``/
+template files are skipped. Both the Nygard template (``# 1. Title``, ``## Status``,
+``Date:``) and MADR (front matter ``status:``/``date:``, ``* Status:`` lines, ``## Decision
+Outcome``) are read; a status may be a word or an emoji (✅ ❌ ⚠️ ♻️ 🚧 ...) and is
+normalised to accepted | proposed | rejected | deprecated | superseded | unknown.
+
+ceid: ``adr:<4-digit number>`` (``adr:<slug of file name>`` without a number); ADRs outside the
+main ADR directory get the directory slug as prefix. ``Superseded by ADR-7`` in record 3 and
+``Supersedes [ADR-3](0003-x.md)`` in record 7 both give ``adr:0007 -SUPERSEDES-> adr:0003``.
+Services named in the title or the decision section get ``WHY``; others named get ``MENTIONS``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from substrate.connectors.aliases import NameIndex
+from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.markdown import (
+    Line,
+    MarkdownDoc,
+    field_value,
+    find_sections,
+    first_paragraph,
+    parse_markdown,
+    plain_text,
+    title,
+)
+from substrate.connectors.mentions import Mention, find_mentions, mention_edges
+from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
+
+ADR_DIRS = (
+    "docs/adr", "docs/adrs", "docs/decisions", "docs/architecture/decisions",
+    "architecture-decision-record", "architecture-decision-records", "adr", "adrs",
+)  # fmt: skip
+_SKIP = re.compile(r"^(readme|index|template|adr-template|\d+-template)\.", re.IGNORECASE)
+_NUMBER = re.compile(r"^(?:adr[-_ ]?)?(\d+)", re.IGNORECASE)
+_TITLE_PREFIX = re.compile(r"^(?:ADR[-\s]?\d+\s*[:.\-–]\s*|\d+\.\s+)", re.IGNORECASE)
+_REF = re.compile(r"\bADR[-\s#]?0*(\d+)\b|\]\((?:[^)]*/)?0*(\d+)-[^)]*\)", re.IGNORECASE)
+_SUPERSEDE = re.compile(r"\b(superseded\s+by|replaced\s+by|supersedes|replaces)\b", re.I)
+_EMOJI = {"✅": "accepted", "❌": "rejected", "⚠": "deprecated", "♻": "superseded",
+          "🚧": "proposed", "📝": "proposed", "⛔": "rejected", "🗑": "deprecated"}  # fmt: skip
+_WORDS = (
+    ("superseded", ("supersede", "replaced by")),
+    ("deprecated", ("deprecat", "obsolete", "retired")),
+    ("rejected", ("reject", "declined", "withdrawn")),
+    ("accepted", ("accept", "approved", "adopted", "done")),
+    ("proposed", ("propos", "draft", "review", "open", "pending")),
+)
+DECISION_SECTIONS = r"^(decision|decision outcome|chosen option|the decision)\s*:?\s*$"
+
+
+def normalise_status(text: str) -> str:
+    """One of accepted | proposed | rejected | deprecated | superseded | unknown."""
+    lowered = text.lower()
+    for status, words in _WORDS:
+        if any(w in lowered for w in words):
+            return status
+    return _emoji_status(text)
+
+
+def _emoji_status(text: str) -> str:
+    return next((s for e, s in _EMOJI.items() if e in text), "unknown")
+
+
+def is_adr_path(path: str) -> bool:
+    directory, name = posixpath.split(path)
+    if not name.lower().endswith((".md", ".markdown")) or _SKIP.match(name):
+        return False
+    return any(directory == d or directory.endswith("/" + d) for d in ADR_DIRS)
+
+
+def adr_number(path: str) -> int | None:
+    match = _NUMBER.match(posixpath.basename(path))
+    return int(match.group(1)) if match else None
+
+
+def adr_ceid(path: str, primary_dir: str) -> str:
+    """``adr:0007`` (or ``adr:<dir-slug>-0007`` outside the main ADR directory)."""
+    number = adr_number(path)
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    local = f"{number:04d}" if number is not None else stem
+    directory = posixpath.dirname(path)
+    return ceid("adr", local if directory == primary_dir else f"{directory}-{local}")
+
+
+@dataclass
+class AdrRecord:
+    """One parsed decision record."""
+
+    path: str
+    ceid: str
+    name: str
+    name_line: int
+    status: str
+    status_line: int
+    date: str
+    summary: str
+    doc: MarkdownDoc
+    lines: list[Line]
+
+
+def _status(doc: MarkdownDoc) -> tuple[str, int]:
+    if "status" in doc.front:
+        return doc.front["status"], doc.front_lines["status"]
+    for section in find_sections(doc.body, r"^status\b"):
+        first = next((n for n, t in section.lines if t.strip()), None)
+        if first:
+            return " ".join(t.strip() for _, t in section.lines if t.strip()), first
+    found = field_value(doc.body, ("status",))
+    return found if found else ("", 0)
+
+
+def _date(doc: MarkdownDoc) -> str:
+    if "date" in doc.front:
+        return doc.front["date"]
+    found = field_value(doc.body, ("date", "decision date", "last updated"))
+    if found:
+        return found[0]
+    section = find_sections(doc.body, r"^date\b")
+    return section[0].paragraph() if section else ""
+
+
+def _summary(doc: MarkdownDoc) -> str:
+    for pattern in (DECISION_SECTIONS, r"^context"):
+        found = find_sections(doc.body, pattern)
+        if found and found[0].paragraph():
+            return found[0].paragraph()
+    return first_paragraph(doc.body)
+
+
+def parse_adr(path: str, text: str, primary_dir: str) -> AdrRecord:
+    doc = parse_markdown(text)
+    head = title(doc.body)
+    raw_title, title_line = head if head else (posixpath.basename(path), 1)
+    name = doc.front.get("title") or _TITLE_PREFIX.sub("", raw_title).strip(" *_")
+    status_text, status_line = _status(doc)
+    status = normalise_status(status_text) if status_text else _emoji_status(raw_title)
+    lines = [(i + 1, t) for i, t in enumerate(text.splitlines())]
+    return AdrRecord(
+        path, adr_ceid(path, primary_dir), name, title_line, status,
+        status_line or title_line, _date(doc), _summary(doc), doc, lines,
+    )  # fmt: skip
+
+
+def primary_adr_dir(paths: list[str]) -> str:
+    """The directory holding most ADRs (ties: the shortest, then the first by name)."""
+    counts = Counter(posixpath.dirname(p) for p in paths)
+    return min(counts, key=lambda d: (-counts[d], len(d), d)) if counts else ""
+
+
+def _refs(fragment: str, by_number: dict[int, str]) -> list[str]:
+    numbers = [int(a or b) for a, b in _REF.findall(fragment)]
+    return [by_number[n] for n in dict.fromkeys(numbers) if n in by_number]
+
+
+def supersede_edges(rec: AdrRecord, by_number: dict[int, str], short: str) -> list[EdgeRecord]:
+    """SUPERSEDES edges stated by one record (``newer -> older``)."""
+    edges: list[EdgeRecord] = []
+    for no, text in rec.lines:
+        for match in _SUPERSEDE.finditer(text):
+            passive = match.group(1).lower().endswith("by")
+            for other in _refs(text[match.end() :], by_number):
+                src, dst = (other, rec.ceid) if passive else (rec.ceid, other)
+                if src != dst:
+                    ref = f"{rec.path}#L{no}@{short}"
+                    edges.append(EdgeRecord("SUPERSEDES", src, dst, ref, source="git"))
+    return edges
+
+
+def _node(rec: AdrRecord, ref: str) -> NodeRecord:
+    number = adr_number(rec.path)
+    props: dict[str, object] = {
+        "name": rec.name, "status": rec.status, "date": rec.date, "path": rec.path,
+        "summary": rec.summary, "text": plain_text(rec.doc.body),
+    }  # fmt: skip
+    if number is not None:
+        props["number"] = number
+    return NodeRecord(rec.ceid, "DecisionNode", props, (ref,))
+
+
+def decision_edges(rec: AdrRecord, index: NameIndex, snap: GitSnapshot) -> list[EdgeRecord]:
+    """WHY for services in the title or the decision; MENTIONS for the others named."""
+
+    def ref_of(line: int) -> str:
+        return snap.ref(rec.path, line)
+
+    title_lines = [(rec.name_line, rec.name)]
+    decision = [ln for s in find_sections(rec.doc.body, DECISION_SECTIONS) for ln in s.lines]
+    why = find_mentions(title_lines, index, plain_words=True) + find_mentions(decision, index)
+    unique_why: list[Mention] = []
+    for mention in why:
+        if all(m.resolution.candidates != mention.resolution.candidates for m in unique_why):
+            unique_why.append(mention)
+    why_targets = {m.resolution.candidates for m in unique_why}
+    others = [
+        m for m in find_mentions(rec.doc.body, index) if m.resolution.candidates not in why_targets
+    ]
+    return mention_edges("WHY", rec.ceid, unique_why, index, ref_of) + mention_edges(
+        "MENTIONS", rec.ceid, others, index, ref_of
+    )
+
+
+def adr_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
+    """DecisionNodes and their SUPERSEDES / WHY / MENTIONS edges."""
+    paths = [p for p in snap.files() if is_adr_path(p)]
+    snap.preload(paths)
+    primary = primary_adr_dir(paths)
+    records = [parse_adr(p, snap.read(p), primary) for p in paths]
+    batch = GraphBatch()
+    for rec in records:
+        batch.nodes.append(_node(rec, snap.ref(rec.path, rec.name_line)))
+        same_dir = [r for r in records if posixpath.dirname(r.path) == posixpath.dirname(rec.path)]
+        numbers = {adr_number(r.path): r.ceid for r in same_dir}
+        by_number = {n: c for n, c in numbers.items() if n is not None}
+        batch.edges.extend(supersede_edges(rec, by_number, snap.short))
+        batch.edges.extend(decision_edges(rec, index, snap))
+    return batch

@@ -1,0 +1,69 @@
+"""Design documents and service READMEs.
+
+* ``*.md``/``*.markdown``/``*.txt`` under ``docs/design(s)``, ``docs/rfc(s)``,
+  ``docs/architecture`` (not its ``decisions``), ``design``, ``rfcs`` → ``Document`` nodes
+  (ceid ``doc:<slug of the path>``; props ``name`` (first heading or file name), ``path``,
+  ``text``) with ``MENTIONS`` to the services they name. Chunking happens elsewhere.
+* The first paragraph of ``services/<name>/README.md`` becomes the service's ``description``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from substrate.connectors.adr import is_adr_path
+from substrate.connectors.aliases import Entity, NameIndex
+from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.markdown import first_paragraph, parse_markdown, title
+from substrate.connectors.mentions import find_mentions, mention_edges
+from substrate.graph.records import GraphBatch, NodeRecord, ceid
+
+DESIGN_DIRS = (
+    "docs/design", "docs/designs", "docs/rfc", "docs/rfcs", "docs/architecture", "design",
+    "rfcs",
+)  # fmt: skip
+_EXTENSIONS = (".md", ".markdown", ".txt")
+
+
+def is_design_path(path: str) -> bool:
+    if not path.lower().endswith(_EXTENSIONS) or is_adr_path(path):
+        return False
+    directory = posixpath.dirname(path)
+    return any(directory == d or directory.startswith(d + "/") for d in DESIGN_DIRS)
+
+
+def design_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
+    """Document nodes for design documents, with MENTIONS edges to services."""
+    paths = [p for p in snap.files() if is_design_path(p)]
+    snap.preload(paths)
+    batch = GraphBatch()
+    for path in paths:
+        text = snap.read(path)
+        doc = parse_markdown(text)
+        head = title(doc.body)
+        name, line = head if head else (posixpath.basename(path), 1)
+        cid = ceid("doc", path)
+        props = {"name": name, "path": path, "text": text}
+        batch.nodes.append(NodeRecord(cid, "Document", props, (snap.ref(path, line),)))
+
+        def ref_of(no: int, path: str = path) -> str:
+            return snap.ref(path, no)
+
+        mentions = find_mentions(doc.body, index)
+        batch.edges.extend(mention_edges("MENTIONS", cid, mentions, index, ref_of))
+    return batch
+
+
+def describe_services(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
+    """Set ``description`` (and ``readme``) of each service from its folder's README."""
+    readmes = {cid: f"{d}/README.md" for cid, d in dirs.items()}
+    snap.preload(p for p in readmes.values() if snap.exists(p))
+    for cid, path in sorted(readmes.items()):
+        if not snap.exists(path):
+            continue
+        entity: Entity = index.get(cid)
+        doc = parse_markdown(snap.read(path))
+        description = first_paragraph(doc.body)
+        if description:
+            entity.props["description"] = description
+            entity.props["readme"] = path

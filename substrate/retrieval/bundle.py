@@ -1,0 +1,156 @@
+"""The EvidenceBundle every retrieval returns (knowledge-graph-spec.txt, knowledge-substrate.txt).
+
+"EvidenceBundle (snapshot_version, ontology_version, seed, hops[], conflicts[], truncated)",
+with "Aggregate confidence and per-hop confidence". Deterministic replay: "the same query
+against the same versions must return the same bundle" — so ``to_dict`` sorts everything
+(seeds by ceid, hops by hop/source/edge/target/evidence, conflicts by subject/predicate,
+values by value), drops exact duplicates, and ``to_json`` writes canonical JSON (sorted keys,
+no spaces), byte-identical for equal inputs in any order.
+
+Choices:
+* ``seed`` is always a list: a question can name several entities (hybrid seeding gives up to
+  ``top_k`` seeds); one shape is easier on clients than "object or list".
+* In a hop, ``source``/``target`` are the edge's end nodes (ceids, or a literal value for
+  an attribute hop); the connector that produced the edge — the relationship's ``source``
+  property in ontology.yaml — is ``connector``.
+* Every key is always present (null when unknown), ``truncated`` and ``conflicts`` included.
+* Aggregate confidence = the weakest path: a hop's path confidence is the product of the edge
+  confidences from a seed to it (the best path when several reach its start); the bundle's is
+  the minimum over its hops — every hop in it is at least that well supported. ``None``
+  when there are no hops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class _Dictable(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _canonical(obj: _Dictable) -> str:
+    return json.dumps(obj.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _hop_key(h: Hop) -> tuple[int, str, str, str, str, str]:
+    return (h.hop, h.source, h.edge, h.target, h.evidence_ref, _canonical(h))
+
+
+@dataclass(frozen=True)
+class SeedRef:
+    ceid: str
+    entity_type: str
+    name: str = ""
+    score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ceid": self.ceid, "entity_type": self.entity_type, "name": self.name,
+                "score": self.score}
+
+
+@dataclass(frozen=True)
+class Hop:
+    hop: int
+    source: str
+    edge: str
+    target: str
+    evidence_ref: str
+    confidence: float
+    connector: str = ""
+    as_of: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.evidence_ref:
+            raise ValueError(f"hop {self.source}-[{self.edge}]->{self.target} has no evidence_ref")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError("confidence must be in [0, 1]")
+        if self.hop < 1:
+            raise ValueError("hops are numbered from 1")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hop": self.hop, "edge": self.edge, "source": self.source, "target": self.target,
+                "evidence_ref": self.evidence_ref, "confidence": self.confidence,
+                "connector": self.connector, "as_of": self.as_of}
+
+
+@dataclass(frozen=True)
+class ConflictValue:
+    value: str
+    evidence_refs: tuple[str, ...] = ()
+    confidence: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "evidence_refs": sorted(set(self.evidence_refs)),
+                "confidence": self.confidence}
+
+
+@dataclass(frozen=True)
+class ConflictMarker:
+    """Two or more values asserted for one single-valued (subject, predicate) — never resolved."""
+
+    subject: str
+    predicate: str
+    values: tuple[ConflictValue, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"subject": self.subject, "predicate": self.predicate, "conflict": True,
+                "values": [v.to_dict() for v in
+                           sorted(set(self.values), key=lambda v: (v.value, _canonical(v)))]}
+
+
+def path_confidences(seeds: tuple[SeedRef, ...], hops: tuple[Hop, ...]) -> dict[Hop, float]:
+    """Per hop: product of edge confidences along the best path from a seed to it.
+
+    A hop whose start is neither a seed nor reached by an earlier hop counts from itself.
+    """
+    reach: dict[str, float] = {s.ceid: 1.0 for s in seeds}
+    out: dict[Hop, float] = {}
+    for level in sorted({h.hop for h in hops}):
+        found: dict[str, float] = {}
+        for h in sorted((x for x in hops if x.hop == level), key=_hop_key):
+            out[h] = reach.get(h.source, 1.0) * h.confidence
+            found[h.target] = max(found.get(h.target, 0.0), out[h])
+        for target, conf in found.items():
+            reach[target] = max(reach.get(target, 0.0), conf)
+    return out
+
+
+@dataclass(frozen=True)
+class EvidenceBundle:
+    snapshot_version: int | str
+    ontology_version: str
+    seeds: tuple[SeedRef, ...]
+    hops: tuple[Hop, ...] = ()
+    conflicts: tuple[ConflictMarker, ...] = ()
+    truncated: bool = False
+
+    @property
+    def aggregate_confidence(self) -> float | None:
+        paths = path_confidences(self.seeds, self.hops)
+        return round(min(paths.values()), 6) if paths else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "snapshot_version": self.snapshot_version,
+            "ontology_version": self.ontology_version,
+            "seed": [s.to_dict() for s in
+                     sorted(set(self.seeds), key=lambda s: (s.ceid, _canonical(s)))],
+            "hops": [h.to_dict() for h in sorted(set(self.hops), key=_hop_key)],
+            "conflicts": [c.to_dict() for c in sorted(
+                set(self.conflicts), key=lambda c: (c.subject, c.predicate, _canonical(c)))],
+            "truncated": self.truncated,
+            "confidence": self.aggregate_confidence,
+        }
+
+    def to_json(self) -> str:
+        """Canonical JSON: sorted keys, no insignificant spaces, UTF-8 kept, NaN refused."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False, allow_nan=False)
+
+    def content_hash(self) -> str:
+        """sha256 of ``to_json`` — equal for a replay against the same snapshot."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()

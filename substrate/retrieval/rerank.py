@@ -1,0 +1,206 @@
+"""Reranking after RRF fusion (RSN-06): a rerank endpoint when configured, a local one otherwise.
+
+``HttpReranker`` speaks the ``/rerank`` shape that TEI, vLLM, Jina and Cohere share for
+bge-reranker-v2-m3 and friends: ``{"query": q, "documents": [...]}`` ->
+``{"results": [{"index": i, "relevance_score": s}, ...]}`` (TEI's own ``{"texts": [...]}``
+request and bare-list ``[{"index", "score"}]`` reply are accepted too: ``payload_style``).
+Any failure — timeout, connection error, HTTP error status, a reply of the wrong shape —
+falls back to the local reranker, and the outcome says so (``backend="local"`` plus
+``fallback_reason``); nothing is raised to the caller for an endpoint that is down.
+
+``LocalReranker`` is what runs with no model server. There is no cross-encoder on this
+machine, only the bundled all-MiniLM-L6-v2 bi-encoder, so the local score blends two signals:
+
+* semantic — cosine of query and document embeddings from the local embedder
+  (``embed(texts) -> vectors``), clipped to [0, 1];
+* lexical — BM25 (k1 = 1.2, b = 0.75, Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``
+  idf) of the query over the candidate set itself, divided by the best candidate's BM25 so it
+  lies in [0, 1]. Terms are split on CamelCase and ``_``/``-`` so ``PaymentService`` meets
+  "payment service". A bi-encoder blurs exact identifiers (service names, error codes, ADR
+  numbers) that this signal keeps sharp.
+
+``score = semantic_weight × semantic + (1 - semantic_weight) × lexical``, default 0.7 / 0.3.
+Ties keep the fused order (lower index first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+
+from substrate.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
+DEFAULT_TIMEOUT_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class RerankResult:
+    index: int  # position in the documents passed in
+    score: float
+
+
+@dataclass(frozen=True)
+class RerankOutcome:
+    results: tuple[RerankResult, ...]  # best first
+    backend: Literal["http", "local"]
+    fallback_reason: str | None = None
+
+
+def _order(scores: Sequence[float], top_k: int | None) -> tuple[RerankResult, ...]:
+    ranked = sorted((RerankResult(i, s) for i, s in enumerate(scores)),
+                    key=lambda r: (-r.score, r.index))
+    return tuple(ranked if top_k is None else ranked[:top_k])
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b):
+        raise ValueError("vectors differ in dimension")
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+
+
+def terms(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text).lower())
+
+
+def bm25_scores(query: str, documents: Sequence[str], k1: float = 1.2,
+                b: float = 0.75) -> list[float]:
+    """BM25 of ``query`` against each document, statistics taken over ``documents``."""
+    docs = [Counter(terms(d)) for d in documents]
+    if not docs:
+        return []
+    avg_len = sum(sum(d.values()) for d in docs) / len(docs) or 1.0
+    q_terms = set(terms(query))
+    df = {t: sum(1 for d in docs if t in d) for t in q_terms}
+    scores = []
+    for d in docs:
+        length = sum(d.values())
+        s = 0.0
+        for t in q_terms:
+            tf = d.get(t, 0)
+            if tf:
+                idf = math.log(1.0 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5))
+                s += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_len))
+        scores.append(s)
+    return scores
+
+
+def blend_scores(query: str, documents: Sequence[str], query_vector: Sequence[float],
+                 document_vectors: Sequence[Sequence[float]],
+                 semantic_weight: float = 0.7) -> list[float]:
+    """The local reranker's score for each document, given the embeddings (pure)."""
+    lexical = bm25_scores(query, documents)
+    top = max(lexical, default=0.0)
+    return [semantic_weight * min(1.0, max(0.0, cosine(query_vector, v)))
+            + (1.0 - semantic_weight) * (lex / top if top > 0 else 0.0)
+            for v, lex in zip(document_vectors, lexical, strict=True)]
+
+
+class LocalReranker:
+    def __init__(self, embed: Embed, semantic_weight: float = 0.7) -> None:
+        if not 0.0 <= semantic_weight <= 1.0:
+            raise ValueError("semantic_weight must be in [0, 1]")
+        self._embed = embed
+        self.semantic_weight = semantic_weight
+
+    def rank(self, query: str, documents: Sequence[str],
+             top_k: int | None = None) -> tuple[RerankResult, ...]:
+        if not documents:
+            return ()
+        vectors = self._embed([query, *documents])
+        scores = blend_scores(query, documents, vectors[0], vectors[1:], self.semantic_weight)
+        return _order(scores, top_k)
+
+    async def rerank(self, query: str, documents: Sequence[str],
+                     top_k: int | None = None) -> RerankOutcome:
+        """Off the event loop: embedding is CPU work."""
+        return RerankOutcome(await asyncio.to_thread(self.rank, query, documents, top_k), "local")
+
+
+def parse_rerank_reply(payload: Any, n_documents: int) -> dict[int, float]:
+    """``{"results": [{"index", "relevance_score"}]}`` or TEI's ``[{"index", "score"}]``."""
+    rows = payload.get("results") if isinstance(payload, dict) else payload
+    if not isinstance(rows, list):
+        raise ValueError("rerank reply has no result list")
+    scores: dict[int, float] = {}
+    for row in rows:
+        index = int(row["index"])
+        score = float(row["relevance_score"] if "relevance_score" in row else row["score"])
+        if not 0 <= index < n_documents or index in scores or math.isnan(score):
+            raise ValueError(f"rerank reply has a bad or repeated index {index}")
+        scores[index] = score
+    return scores
+
+
+class HttpReranker:
+    """A bge-reranker-style ``/rerank`` endpoint with the local reranker as fallback."""
+
+    def __init__(
+        self,
+        url: str,
+        fallback: LocalReranker,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        model: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        payload_style: Literal["documents", "texts"] = "documents",
+    ) -> None:
+        self.url = url if url.rstrip("/").endswith("rerank") else url.rstrip("/") + "/rerank"
+        self.fallback = fallback
+        self.timeout = timeout
+        self.model = model
+        self.payload_style = payload_style
+        self._client = client
+
+    def _payload(self, query: str, documents: Sequence[str],
+                 top_k: int | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"query": query, self.payload_style: list(documents)}
+        if self.model:
+            body["model"] = self.model
+        if top_k is not None and self.payload_style == "documents":
+            body["top_n"] = top_k
+        return body
+
+    async def _post(self, body: dict[str, Any]) -> Any:
+        if self._client is not None:
+            reply = await self._client.post(self.url, json=body, timeout=self.timeout)
+            return reply.raise_for_status().json()
+        async with httpx.AsyncClient(timeout=self.timeout) as client:
+            reply = await client.post(self.url, json=body)
+            return reply.raise_for_status().json()
+
+    async def rerank(self, query: str, documents: Sequence[str],
+                     top_k: int | None = None) -> RerankOutcome:
+        if not documents:
+            return RerankOutcome((), "http")
+        try:
+            reply = await self._post(self._payload(query, documents, top_k))
+            scores = parse_rerank_reply(reply, len(documents))
+        except (httpx.HTTPError, ValueError, KeyError, TypeError) as e:
+            reason = (f"rerank endpoint {self.url} failed ({type(e).__name__}: {e}); "
+                      "used the local reranker")
+            log.warning(reason)
+            local = await self.fallback.rerank(query, documents, top_k)
+            return RerankOutcome(local.results, "local", reason)
+        ranked = sorted((RerankResult(i, s) for i, s in scores.items()),
+                        key=lambda r: (-r.score, r.index))
+        return RerankOutcome(tuple(ranked if top_k is None else ranked[:top_k]), "http")
+
+
+def make_reranker(settings: Settings, embed: Embed) -> HttpReranker | LocalReranker:
+    """``RERANK_URL`` set: the endpoint (local fallback); empty: the local reranker alone."""
+    local = LocalReranker(embed)
+    if not settings.rerank_url:
+        return local
+    return HttpReranker(settings.rerank_url, local)

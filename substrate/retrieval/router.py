@@ -1,0 +1,220 @@
+"""Deterministic query router: which use-case family a question belongs to, and why.
+
+No model is involved: each family has cue patterns with a weight in (0, 1]. A family's score
+is the noisy-or of its matched cues, ``1 - Π(1 - w)``; the best family wins when it scores at
+least ``MIN_SCORE``, otherwise the question is ``free_text``. Reported confidence is
+``best - 0.5 × runner_up`` (clipped to [0, 1]): a clear cue with no competitor is near its
+weight, two families pulling equally halve it. ``temporal`` never counts as a runner-up — a
+time scope qualifies any question rather than competing with it. ``free_text`` reports
+``1 - best``. Ties go to the family listed first in ``Intent``.
+
+Pinning cues ("as of", a bare date) weigh little for ``temporal``, so "what did checkout depend
+on as of March 10th?" stays a ``dependency`` question with a ``time`` scope attached and
+``temporal`` as a secondary intent; "what changed ..." or "the state of the graph on ..." make
+``temporal`` primary.
+
+Families and their examples (reasoning-search-service.txt, RSN-UC-01..08): dependency ("What
+does PaymentService depend on?"), callers ("Find all services calling auth directly"),
+ownership ("Who owns the checkout service?"), decision_rationale ("Why was this architectural
+decision made?"), temporal ("What changed before last Friday's incident?"), strategic_risks
+("What are our top 3 architectural risks?"), epic_impact ("Which services does this epic
+affect?"), intent_mismatch (PR code vs its project item).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from .mentions import entity_candidates, extract_mentions, fuzzy_query
+from .timephrases import TimeScope, parse_time_scope
+
+__all__ = ["Cue", "Intent", "Route", "SPEC_STRATEGIES", "classify", "entity_candidates",
+           "fuzzy_query"]
+
+MIN_SCORE = 0.3
+MAX_DEPTH = 3  # RSN-04: "The traversal depth is 1–3 hops"
+
+
+class Intent(StrEnum):
+    DEPENDENCY = "dependency"
+    CALLERS = "callers"
+    OWNERSHIP = "ownership"
+    DECISION_RATIONALE = "decision_rationale"
+    TEMPORAL = "temporal"
+    STRATEGIC_RISKS = "strategic_risks"
+    EPIC_IMPACT = "epic_impact"
+    INTENT_MISMATCH = "intent_mismatch"
+    FREE_TEXT = "free_text"
+
+
+# The spec's strategy table, per family (names as reported in ``retrieval_strategies_used``).
+SPEC_STRATEGIES: dict[Intent, tuple[str, ...]] = {
+    Intent.DEPENDENCY: ("local_graphrag",),
+    Intent.CALLERS: ("nl_cypher", "local_graphrag"),
+    Intent.OWNERSHIP: ("owns_traversal", "codeowners"),
+    Intent.DECISION_RATIONALE: ("memory",),
+    Intent.TEMPORAL: ("temporal_diff", "hyde"),
+    Intent.STRATEGIC_RISKS: ("raptor", "global_graphrag"),
+    Intent.EPIC_IMPACT: ("intent_assertion_traversal",),
+    Intent.INTENT_MISMATCH: ("embedding_similarity",),
+    Intent.FREE_TEXT: ("vector", "keyword", "local_graphrag"),
+}
+
+_I = Intent
+_CUES: tuple[tuple[Intent, float, str], ...] = (
+    (_I.DEPENDENCY, 0.8, r"\bdepend(?:s|ed|ing)?\s+on\b"),
+    (_I.DEPENDENCY, 0.8, r"\bdependenc(?:y|ies)\b"),
+    (_I.DEPENDENCY, 0.7, r"\b(?:relies|rely|relying)\s+on\b"),
+    (_I.DEPENDENCY, 0.6, r"\bwhat\s+does\s+.+?\s+(?:use|call|need|require)\b"),
+    (_I.DEPENDENCY, 0.6, r"\bblast\s+radius\b|\bwhat\s+(?:would\s+)?breaks?\b"),
+    (_I.DEPENDENCY, 0.5, r"\b(?:down|up)stream\b"),
+    (_I.CALLERS, 0.9, r"\bwho\s+calls\b"),
+    (_I.CALLERS, 0.85, r"\bcallers?\b|\bcalled\s+by\b|\bincoming\s+calls\b"),
+    (_I.CALLERS, 0.75, r"\b(?:services?|functions?|modules?|what|which|who)\s+(?!does\b|do\b|did\b)"
+                       r"(?:\w+\s+)?(?:call|calls|calling|invoke[sd]?|invoking)\b"),
+    (_I.OWNERSHIP, 0.9, r"\bwho\s+owns\b"),
+    (_I.OWNERSHIP, 0.75, r"\bown(?:s|ed|er|ers|ership)\b"),
+    (_I.OWNERSHIP, 0.8, r"\bcodeowners\b"),
+    (_I.OWNERSHIP, 0.6, r"\bmaintain(?:s|er|ers)\b|\bresponsible\s+for\b|\bwhich\s+team\b"),
+    (_I.OWNERSHIP, 0.4, r"\bon-?call\b|\bcontact\b"),
+    (_I.DECISION_RATIONALE, 0.85, r"^\W*why\b"),
+    (_I.DECISION_RATIONALE, 0.6, r"\bwhy\b"),
+    (_I.DECISION_RATIONALE, 0.85, r"\brationale\b|\breasons?\s+(?:for|behind)\b"),
+    (_I.DECISION_RATIONALE, 0.6, r"\bmotivation\b|\bwhat\s+led\s+to\b|\bjustif\w+"),
+    (_I.DECISION_RATIONALE, 0.5, r"\b(?:adrs?|decisions?|decided)\b"),
+    (_I.TEMPORAL, 0.85, r"\bwhat\s+(?:has\s+)?changed\b"
+                        r"|\bchanges?\s+(?:since|between|before|after)\b"),
+    (_I.TEMPORAL, 0.8, r"\bstate\s+of\s+the\s+graph\b|\bpoint[-\s]in[-\s]time\b"),
+    (_I.TEMPORAL, 0.8, r"\b(?:before|after|during|since)\s+(?:the\s+|\w+\s+\w+'s\s+|\w+'s\s+)?"
+                       r"(?:outage|incident|deploy\w*|release|rollout)\b"),
+    (_I.TEMPORAL, 0.5, r"\b(?:diff|delta|history|timeline)\b"),
+    (_I.TEMPORAL, 0.35, r"\bas\s+of\b|\bat\s+the\s+time\b"),
+    (_I.STRATEGIC_RISKS, 0.9, r"\bsingle\s+points?\s+of\s+failure\b|\bspofs?\b"),
+    (_I.STRATEGIC_RISKS, 0.75, r"\brisks?\b|\briskiest\b"),
+    (_I.STRATEGIC_RISKS, 0.6, r"\bhot\s?spots?\b|\bbottlenecks?\b|\btech(?:nical)?\s+debt\b"),
+    (_I.STRATEGIC_RISKS, 0.6, r"\bhow\s+is\s+.+\s+structured\b|\barchitecture\s+overview\b"),
+    (_I.STRATEGIC_RISKS, 0.3, r"\barchitectur(?:al|e)\b|\btop\s+\w+\b"),
+    (_I.EPIC_IMPACT, 0.85, r"\bepics?\b"),
+    (_I.EPIC_IMPACT, 0.6, r"\bproject\s+items?\b|\broadmap\s+items?\b"),
+    (_I.EPIC_IMPACT, 0.35, r"\b(?:affect(?:s|ed)?|impact(?:s|ed)?|touch(?:es|ed)?)\b"),
+    (_I.INTENT_MISMATCH, 0.9, r"\bintent[-\s]check\b|\bmismatch\w*"),
+    (_I.INTENT_MISMATCH, 0.8, r"\bmatch(?:es)?\s+(?:the\s+|its\s+)?(?:linked\s+)?"
+                              r"(?:ticket|issue|item|epic|story)\b|\bwrong\s+ticket\b"),
+    (_I.INTENT_MISMATCH, 0.6, r"\bintent\b|\bscope\s+creep\b|\bdrift\w*"),
+    (_I.INTENT_MISMATCH, 0.4, r"\b(?:pr|pull\s+request)\s*#?\d+\b"),
+)
+_COMPILED = tuple((intent, w, re.compile(rx, re.I)) for intent, w, rx in _CUES)
+_DATE_CUE_WEIGHT = 0.45
+_ORDER = {intent: n for n, intent in enumerate(Intent)}
+
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "twenty": 20}
+_NUM = r"(\d+|" + "|".join(_NUMBER_WORDS) + r")"
+_DEPTH_N = re.compile(rf"\b{_NUM}\s+(?:hops?|levels?|layers?)\b", re.I)
+_DEPTH_DEEP = re.compile(r"\btransitiv\w*|\bindirect\w*|\brecursiv\w*|\ball\s+the\s+way\b"
+                         r"|\b(?:entire|full|whole)\s+(?:chain|tree|graph)\b", re.I)
+_DEPTH_DIRECT = re.compile(r"\bdirect(?:ly)?\b|\bimmediate\b", re.I)
+_TOP_N = re.compile(rf"\btop\s+{_NUM}\b", re.I)
+_PR = re.compile(r"(?:\bpr|\bpull\s+request)\s*#?(\d+)\b|(?<![\w#])#(\d+)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Cue:
+    intent: Intent
+    weight: float
+    text: str  # the words of the question that matched
+
+
+@dataclass(frozen=True)
+class Route:
+    intent: Intent
+    confidence: float
+    cues: tuple[Cue, ...]
+    secondary: tuple[Intent, ...] = ()
+    mentions: tuple[str, ...] = ()
+    time: TimeScope = field(default_factory=TimeScope)
+    depth: int | None = None
+    top_n: int | None = None
+    pr_numbers: tuple[int, ...] = ()
+    scores: tuple[tuple[Intent, float], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        def iso(t: datetime | None) -> str | None:
+            return t.isoformat() if t else None
+
+        return {
+            "intent": str(self.intent), "confidence": self.confidence,
+            "cues": [{"intent": str(c.intent), "weight": c.weight, "text": c.text}
+                     for c in self.cues],
+            "secondary": [str(i) for i in self.secondary], "mentions": list(self.mentions),
+            "time": {"as_of": iso(self.time.as_of), "start": iso(self.time.start),
+                     "end": iso(self.time.end), "phrases": list(self.time.phrases)},
+            "depth": self.depth, "top_n": self.top_n, "pr_numbers": list(self.pr_numbers),
+            "scores": {str(i): s for i, s in self.scores},
+        }
+
+
+def _to_int(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBER_WORDS[word.lower()]
+
+
+def depth_hint(question: str) -> int | None:
+    """Traversal depth asked for: "2 hops" -> 2, "transitively" -> 3, "directly" -> 1."""
+    if m := _DEPTH_N.search(question):
+        return max(1, min(MAX_DEPTH, _to_int(m.group(1))))
+    if _DEPTH_DEEP.search(question):
+        return MAX_DEPTH
+    if _DEPTH_DIRECT.search(question):
+        return 1
+    return None
+
+
+def _match_cues(question: str, time: TimeScope) -> list[Cue]:
+    """Matched cues; where two cues of one family overlap in the text, only the heavier counts."""
+    hits = sorted(((intent, w, m) for intent, w, rx in _COMPILED if (m := rx.search(question))),
+                  key=lambda h: (_ORDER[h[0]], -h[1], h[2].start()))
+    kept: list[tuple[Intent, float, re.Match[str]]] = []
+    for intent, w, m in hits:
+        if not any(k[0] == intent and k[2].start() < m.end() and m.start() < k[2].end()
+                   for k in kept):
+            kept.append((intent, w, m))
+    cues = [Cue(intent, w, m.group(0)) for intent, w, m in kept]
+    if not time.is_empty:
+        cues.append(Cue(Intent.TEMPORAL, _DATE_CUE_WEIGHT, ", ".join(time.phrases)))
+    return cues
+
+
+def _scores(cues: list[Cue]) -> list[tuple[Intent, float]]:
+    miss: dict[Intent, float] = {}
+    for cue in cues:
+        miss[cue.intent] = miss.get(cue.intent, 1.0) * (1.0 - cue.weight)
+    ranked = [(intent, round(1.0 - m, 4)) for intent, m in miss.items()]
+    return sorted(ranked, key=lambda s: (-s[1], _ORDER[s[0]]))
+
+
+def classify(question: str, now: datetime | None = None) -> Route:
+    """Route ``question``; relative dates ("last Friday") are resolved against ``now``."""
+    time = parse_time_scope(question, now or datetime.now(UTC))
+    cues = _match_cues(question, time)
+    ranked = _scores(cues)
+    best = ranked[0][1] if ranked else 0.0
+    if best < MIN_SCORE:
+        intent, confidence, chosen = Intent.FREE_TEXT, round(1.0 - best, 3), tuple[Cue, ...]()
+    else:
+        intent = ranked[0][0]
+        rivals = [sc for i, sc in ranked[1:] if i is not Intent.TEMPORAL]
+        runner_up = rivals[0] if rivals else 0.0
+        confidence = round(max(0.0, min(1.0, best - 0.5 * runner_up)), 3)
+        chosen = tuple(c for c in cues if c.intent == intent)
+    top = _TOP_N.search(question)
+    return Route(
+        intent=intent, confidence=confidence, cues=chosen,
+        secondary=tuple(i for i, s in ranked if i != intent and s >= MIN_SCORE),
+        mentions=tuple(extract_mentions(question)), time=time, depth=depth_hint(question),
+        top_n=_to_int(top.group(1)) if top else None,
+        pr_numbers=tuple(int(a or b) for a, b in _PR.findall(question)), scores=tuple(ranked),
+    )

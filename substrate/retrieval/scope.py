@@ -1,0 +1,96 @@
+"""What a read sees: tenant, clearance and the snapshot version it is pinned to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from substrate.errors import BadRequest
+from substrate.graph import snapshots
+from substrate.settings import Settings
+
+CLASSIFICATIONS = ("public", "internal", "confidential", "restricted")
+DEFAULT_CLEARANCE = "internal"
+
+
+@dataclass(frozen=True)
+class ReadScope:
+    tenant: str
+    version: int
+    clearance: tuple[str, ...]
+    pinned: bool  # the caller asked for this version (or time); answers are immutable
+    at: str | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"tenant": self.tenant, "v": self.version, "clearance": list(self.clearance)}
+
+
+def clearance_for(level: str | None) -> tuple[str, ...]:
+    level = (level or DEFAULT_CLEARANCE).lower()
+    if level not in CLASSIFICATIONS:
+        raise BadRequest(f"unknown clearance {level!r}", {"allowed": list(CLASSIFICATIONS)})
+    return CLASSIFICATIONS[: CLASSIFICATIONS.index(level) + 1]
+
+
+def parse_at(value: str) -> datetime:
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise BadRequest(f"'at' is not an ISO-8601 timestamp: {value!r}",
+                         {"at": value}) from exc
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+async def resolve_scope(
+    settings: Settings, tenant: str, snapshot_version: Any = None, at: Any = None,
+    clearance: str | None = None,
+) -> ReadScope:
+    if snapshot_version is not None and at is not None:
+        raise BadRequest("give either snapshot_version or at, not both")
+    levels = clearance_for(clearance)
+    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+        latest = await _latest(conn)
+        if snapshot_version is not None:
+            if isinstance(snapshot_version, bool) or not isinstance(snapshot_version, int):
+                raise BadRequest("snapshot_version must be an integer",
+                                 {"snapshot_version": snapshot_version})
+            if not 1 <= snapshot_version <= latest:
+                raise BadRequest(f"snapshot_version {snapshot_version} does not exist",
+                                 {"latest": latest})
+            return ReadScope(tenant, snapshot_version, levels, True)
+        if at is not None:
+            return await _scope_at(conn, tenant, str(at), levels, latest)
+        return ReadScope(tenant, latest, levels, False)
+
+
+async def _latest(conn: psycopg.AsyncConnection[Any]) -> int:
+    cur = await conn.execute("SELECT coalesce(max(version), 0) FROM snapshots")
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def _scope_at(conn: psycopg.AsyncConnection[Any], tenant: str, at_text: str,
+                    levels: tuple[str, ...], latest: int) -> ReadScope:
+    at = parse_at(at_text)
+    if at > datetime.now(UTC):
+        raise BadRequest(f"'at' {at.isoformat()} is in the future", {"at": at_text})
+    cur = await conn.execute(
+        "SELECT max(version), min(valid_at) FROM snapshots WHERE tenant_id = %s "
+        "AND valid_at <= %s", (tenant, at),
+    )
+    row = await cur.fetchone()
+    if row is None or row[0] is None:
+        first = await (await conn.execute(
+            "SELECT min(valid_at) FROM snapshots WHERE tenant_id = %s", (tenant,))).fetchone()
+        raise BadRequest(
+            f"'at' {at.isoformat()} is before the first snapshot of tenant {tenant!r}",
+            {"at": at_text, "first_snapshot_at": str(first[0]) if first and first[0] else None},
+        )
+    _ = snapshots  # versions are global; the tenant's newest at-or-before ``at`` is the pin
+    return ReadScope(tenant, int(row[0]), levels, True, at.isoformat())

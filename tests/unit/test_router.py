@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from substrate.retrieval.router import (
+    SPEC_STRATEGIES,
+    Intent,
+    classify,
+    depth_hint,
+    entity_candidates,
+    fuzzy_query,
+)
+
+NOW = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # a Friday
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        # the spec's own examples, RSN-UC-01..08
+        ("What does PaymentService depend on?", Intent.DEPENDENCY),
+        ("Who owns the checkout service?", Intent.OWNERSHIP),
+        ("PR intent mismatch: code vs project item", Intent.INTENT_MISMATCH),
+        ("What are our top 3 architectural risks?", Intent.STRATEGIC_RISKS),
+        ("Why was this architectural decision made?", Intent.DECISION_RATIONALE),
+        ("What changed before last Friday's incident?", Intent.TEMPORAL),
+        ("Find all services calling auth directly", Intent.CALLERS),
+        ("Which services does this epic affect?", Intent.EPIC_IMPACT),
+        # and some more of each family
+        ("Which services depend on redis transitively?", Intent.DEPENDENCY),
+        ("What are the dependencies of billing-api?", Intent.DEPENDENCY),
+        ("Who calls the payment-api?", Intent.CALLERS),
+        ("List the callers of LedgerService", Intent.CALLERS),
+        ("Which team is responsible for search?", Intent.OWNERSHIP),
+        ("What is the rationale behind ADR-047?", Intent.DECISION_RATIONALE),
+        ("What changed in the three days before last Friday's outage?", Intent.TEMPORAL),
+        ("What was the state of the graph on March 10th?", Intent.TEMPORAL),
+        ("Where are our single points of failure?", Intent.STRATEGIC_RISKS),
+        ("How is the data platform structured?", Intent.STRATEGIC_RISKS),
+        ("Which services does epic PAY-12 affect?", Intent.EPIC_IMPACT),
+        ("Does PR #123 match its linked ticket?", Intent.INTENT_MISMATCH),
+        ("Tell me about the billing platform", Intent.FREE_TEXT),
+        ("kafka consumer lag", Intent.FREE_TEXT),
+    ],
+)
+def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
+    route = classify(question, NOW)
+    assert route.intent is intent, route.scores
+    if intent is Intent.FREE_TEXT:
+        assert route.cues == ()
+    else:
+        assert route.cues and all(c.intent is intent for c in route.cues)
+        assert 0.3 <= route.confidence <= 1.0
+
+
+def test_route_reports_why_and_the_scores() -> None:
+    route = classify("Who owns the checkout service?", NOW)
+    assert [c.text for c in route.cues] == ["Who owns"]  # "owns" overlaps: counted once
+    assert route.confidence == 0.9
+    assert dict(route.scores)[Intent.OWNERSHIP] == 0.9
+    assert route.mentions == ("checkout",)
+    assert SPEC_STRATEGIES[route.intent] == ("owns_traversal", "codeowners")
+
+
+def test_confidence_drops_when_two_families_compete() -> None:
+    clear = classify("Who owns the checkout service?", NOW)
+    mixed = classify("Who owns the services that call auth?", NOW)
+    assert mixed.intent is Intent.OWNERSHIP
+    assert Intent.CALLERS in mixed.secondary
+    assert mixed.confidence < clear.confidence
+
+
+def test_free_text_confidence_and_no_cues() -> None:
+    route = classify("kafka consumer lag", NOW)
+    assert (route.intent, route.confidence, route.secondary) == (Intent.FREE_TEXT, 1.0, ())
+
+
+def test_a_date_qualifies_a_dependency_question_without_taking_it_over() -> None:
+    route = classify("What did checkout depend on as of 2026-03-10?", NOW)
+    assert route.intent is Intent.DEPENDENCY
+    assert route.secondary == (Intent.TEMPORAL,)
+    assert route.confidence == 0.8  # temporal is no rival
+    assert route.time.as_of == datetime(2026, 3, 10, 23, 59, 59, 999999, tzinfo=UTC)
+    assert route.mentions == ("checkout",)
+
+
+def test_temporal_question_carries_its_window() -> None:
+    route = classify("What changed in the three days before last Friday's outage?", NOW)
+    assert route.time.start == datetime(2026, 11, 10, tzinfo=UTC)
+    assert route.time.end == datetime(2026, 11, 14, tzinfo=UTC)
+    assert any("before last Friday's outage" in c.text for c in route.cues)
+
+
+def test_extracted_facts() -> None:
+    route = classify("Does PR #123 match its linked ticket?", NOW)
+    assert route.pr_numbers == (123,)
+    assert classify("What are our top 3 architectural risks?", NOW).top_n == 3
+    assert classify("top five risks", NOW).top_n == 5
+    assert classify("Why did ADR-047 pick Kafka over RabbitMQ?", NOW).mentions == (
+        "ADR-047", "Kafka", "RabbitMQ")
+
+
+@pytest.mark.parametrize(
+    ("question", "depth"),
+    [
+        ("Which services depend on redis transitively?", 3),
+        ("what does checkout indirectly depend on", 3),
+        ("Find all services calling auth directly", 1),
+        ("dependencies of checkout within 2 hops", 2),
+        ("dependencies of checkout two levels deep", 2),
+        ("dependencies of checkout 9 hops", 3),  # RSN-04: 1-3 hops
+        ("What does PaymentService depend on?", None),
+    ],
+)
+def test_depth_hints(question: str, depth: int | None) -> None:
+    assert depth_hint(question) == depth
+    assert classify(question, NOW).depth == depth
+
+
+def test_to_dict_is_json_ready() -> None:
+    d = classify("What was the state of the graph on March 10th?", NOW).to_dict()
+    assert d["intent"] == "temporal"
+    assert d["time"]["as_of"] == "2026-03-10T23:59:59.999999+00:00"
+    assert d["scores"]["temporal"] > 0.8
+
+
+def test_router_reexports_lookup_helpers() -> None:
+    assert entity_candidates("Who owns the checkout service?") == ["checkout"]
+    assert fuzzy_query("checkout") == "checkout~1 OR checkout*"
+
+
+def test_naive_now_is_taken_as_utc() -> None:
+    naive = classify("what changed yesterday", datetime(2026, 11, 20, 12, 0))
+    assert naive.time.start == datetime(2026, 11, 19, tzinfo=UTC)

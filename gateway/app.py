@@ -6,18 +6,39 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
-from starlette.routing import Route
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.schemas import SchemaGenerator
 
+from gateway import routes_graph, routes_later, routes_search
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
+from substrate.retrieval.service import ReadService
 from substrate.services import open_services
 from substrate.settings import Settings
 
+SCHEMAS = SchemaGenerator(
+    {"openapi": "3.0.0", "info": {"title": "Substrate Reasoning", "version": "0.1.0"}}
+)
 
-def routes() -> list[Route]:
+
+async def openapi(request: Request) -> JSONResponse:
+    return JSONResponse(SCHEMAS.get_schema(routes=request.app.routes))
+
+
+def routes() -> list[BaseRoute]:
     return [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        Route("/search", routes_search.search, methods=["POST"]),
+        Route("/dependencies/{service_id}", routes_graph.dependencies, methods=["GET"]),
+        Route("/ownership/{service_id}", routes_graph.ownership, methods=["GET"]),
+        Route("/memory/{service_id}", routes_graph.memory, methods=["GET"]),
+        Route("/intent-check", routes_later.intent_check, methods=["POST"]),
+        Route("/temporal", routes_later.temporal, methods=["GET"]),
+        WebSocketRoute("/stream", routes_search.stream),
+        Route("/openapi.json", openapi, methods=["GET"], include_in_schema=False),
     ]
 
 
@@ -27,6 +48,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.services = open_services(settings)
+        app.state.read = ReadService(app.state.services)
         try:
             yield
         finally:

@@ -39,7 +39,7 @@ async def _postgres(settings: Settings) -> str:
 async def _redis(settings: Settings) -> str:
     client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=2)
     try:
-        await client.ping()
+        await client.ping()  # type: ignore[misc]
     finally:
         await client.aclose()
     return "pong"

@@ -68,7 +68,8 @@ def cmd_queue(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
     from substrate.retrieval.ask import ask_and_print
 
-    return ask_and_print(settings, args.question, as_json=args.json)
+    code: int = ask_and_print(settings, args.question, as_json=args.json)
+    return code
 
 
 def add_data_commands(sub: Any) -> None:

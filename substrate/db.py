@@ -13,4 +13,5 @@ def neo4j_driver(settings: Settings) -> Driver:
         auth=(settings.neo4j_user, settings.neo4j_password),
         connection_timeout=5,
         max_connection_pool_size=50,
+        notifications_min_severity="OFF",
     )

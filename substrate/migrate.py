@@ -8,6 +8,7 @@ embedder's dimensions is a new migration, never an edit of an applied one.
 Ledgers: Neo4j holds one ``:__Migration`` node per applied version chained by ``:NEXT``;
 PostgreSQL holds the ``substrate_schema_history`` table. Both record version, description,
 checksum, applied_at and duration. Concurrent runs serialise on a PostgreSQL advisory lock.
+A ``Ledger`` with another label / table keeps a separate ledger (the tests use one).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, Literal
 import jinja2
 import psycopg
 from neo4j import Driver
+from psycopg import sql
 
 from substrate.cypher import CypherLibrary
 from substrate.errors import MigrationError
@@ -33,6 +35,22 @@ Target = Literal["neo4j", "postgres"]
 MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
 _NAME = re.compile(r"^V(\d{4,})__([A-Za-z0-9_]+)\.(cypher|sql)(\.j2)?$")
 LOCK_KEY = 0x5B57_0001  # advisory lock id shared by every `migrate up`
+_LEDGER_LABEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LEDGER_TABLE = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """Where applied migrations are recorded: a Neo4j label and a PostgreSQL table."""
+
+    label: str = "__Migration"
+    table: str = "substrate_schema_history"
+
+    def __post_init__(self) -> None:
+        if not _LEDGER_LABEL.match(self.label):
+            raise MigrationError(f"bad Neo4j ledger label {self.label!r}")
+        if not _LEDGER_TABLE.match(self.table):
+            raise MigrationError(f"bad PostgreSQL ledger table {self.table!r}")
 
 
 @dataclass(frozen=True)
@@ -109,21 +127,25 @@ class Migrator:
     """Reads ledgers and applies pending migrations for one or both databases."""
 
     def __init__(
-        self, settings: Settings, driver: Driver, root: Path = MIGRATIONS_DIR
+        self, settings: Settings, driver: Driver, root: Path = MIGRATIONS_DIR,
+        ledger: Ledger | None = None,
     ) -> None:
         self.settings = settings
         self.driver = driver
         self.root = root
+        self.ledger = ledger or Ledger()
         self.cypher = CypherLibrary.load()
 
     # --- ledgers ------------------------------------------------------------------------
     def applied(self, target: Target) -> list[Applied]:
         if target == "neo4j":
-            records, _, _ = self.driver.execute_query(self.cypher.text("migrations/ledger"))
+            records, _, _ = self.driver.execute_query(
+                self.cypher.text("migrations/ledger", label=self.ledger.label)
+            )
             return [Applied(**r.data()) for r in records]
         with psycopg.connect(self.settings.postgres_dsn) as conn:
-            conn.execute(_PG_LEDGER_DDL)
-            rows = conn.execute(_PG_LEDGER_SELECT).fetchall()
+            conn.execute(self._pg(_PG_LEDGER_DDL))
+            rows = conn.execute(self._pg(_PG_LEDGER_SELECT)).fetchall()
         return [Applied(int(r[0]), r[1], r[2], r[3].isoformat(), int(r[4])) for r in rows]
 
     def state(self, target: Target) -> MigrationState:
@@ -174,7 +196,7 @@ class Migrator:
                     {"statement": statement, "error": str(exc)},
                 ) from exc
         self.driver.execute_query(
-            self.cypher.text("migrations/record"),
+            self.cypher.text("migrations/record", label=self.ledger.label),
             version=migration.version,
             description=migration.description,
             checksum=migration.checksum,
@@ -182,11 +204,11 @@ class Migrator:
         )
 
     def _apply_postgres(self, migration: Migration, started: float) -> None:
-        sql = migration.render(self.settings)
+        script = migration.render(self.settings)
         with psycopg.connect(self.settings.postgres_dsn) as conn:
             try:
                 with conn.transaction():
-                    for statement in split_statements(sql):
+                    for statement in split_statements(script):
                         try:
                             conn.execute(statement.encode())
                         except psycopg.Error as exc:
@@ -195,12 +217,15 @@ class Migrator:
                                 {"statement": statement, "error": str(exc).strip()},
                             ) from exc
                     conn.execute(
-                        _PG_LEDGER_INSERT,
+                        self._pg(_PG_LEDGER_INSERT),
                         (migration.version, migration.description, migration.checksum,
                          int((time.monotonic() - started) * 1000)),
                     )
             except MigrationError:
                 raise
+
+    def _pg(self, template: str) -> sql.Composed:
+        return sql.SQL(template).format(table=sql.Identifier(self.ledger.table))
 
     @contextmanager
     def _lock(self) -> Iterator[None]:
@@ -217,7 +242,7 @@ class Migrator:
 
 
 _PG_LEDGER_DDL = """
-CREATE TABLE IF NOT EXISTS substrate_schema_history (
+CREATE TABLE IF NOT EXISTS {table} (
   version integer PRIMARY KEY,
   description text NOT NULL,
   checksum text NOT NULL,
@@ -226,9 +251,9 @@ CREATE TABLE IF NOT EXISTS substrate_schema_history (
 )"""
 _PG_LEDGER_SELECT = (
     "SELECT version, description, checksum, applied_at, duration_ms "
-    "FROM substrate_schema_history ORDER BY version"
+    "FROM {table} ORDER BY version"
 )
 _PG_LEDGER_INSERT = (
-    "INSERT INTO substrate_schema_history (version, description, checksum, duration_ms) "
+    "INSERT INTO {table} (version, description, checksum, duration_ms) "
     "VALUES (%s, %s, %s, %s)"
 )

@@ -46,6 +46,6 @@ def open_services(settings: Settings, check_templates: bool = True) -> Services:
         cypher.check(driver)  # refuse to start on a broken template
     async_driver = AsyncGraphDatabase.driver(
         settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password),
-        connection_timeout=5,
+        connection_timeout=5, notifications_min_severity="OFF",
     )
     return Services(settings, driver, async_driver, cypher, load_ontology())

@@ -25,7 +25,8 @@ def stack(settings: Settings) -> Iterator[Settings]:
     from substrate.stack.up import up
 
     was_up = all(p.healthy for p in status(settings))
-    up(settings, demo=True, gateway=True)
+    demo = os.environ.get("SUBSTRATE_NO_DEMO") != "1"
+    up(settings, demo=demo, gateway=True)
     yield settings
     if not was_up and os.environ.get("SUBSTRATE_KEEP_STACK") != "1":
         down(settings)

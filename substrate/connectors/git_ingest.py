@@ -31,7 +31,8 @@ def ingest_git(
         batch = batch_at(repo, commit.sha)
         result = writer.commit(
             batch, source=source, tenant=tenant, mode="sync",
-            valid_at=datetime.fromisoformat(commit.timestamp), note=f"{commit.sha} {commit.subject}",
+            valid_at=datetime.fromisoformat(commit.timestamp),
+            note=f"{commit.sha} {commit.subject}",
         )
         results.append(result)
         progress(f"[git] {i}/{len(commits)} {commit.sha[:8]} {commit.timestamp} "

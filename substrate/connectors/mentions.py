@@ -26,6 +26,7 @@ DOC_MENTION = 0.95
 _TOKEN = re.compile(r"`?[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*`?")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
 _SERVICE_WORDS = {"service", "services", "svc", "api", "app", "server"}
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,15 @@ def _is_infra_name(word: str, index: NameIndex) -> bool:
     return res.method == "exact"
 
 
+def _service_shaped(surface: str) -> bool:
+    """``payments-service``, ``CartSvc``, "payment service": a name that says it is a service."""
+    last = surface.split()[-1].lower()
+    return last in _SERVICE_WORDS or normalise(surface) != _NON_ALNUM.sub("", surface.lower())
+
+
 def _resolve(index: NameIndex, surface: str, strong: bool) -> Resolution | None:
     if strong:
-        res = index.resolve(surface)
+        res = index.resolve(surface, "Service" if _service_shaped(surface) else None)
     else:
         res = index.resolve(surface, fuzzy=False)
         if res.method != "exact":
@@ -82,17 +89,17 @@ def _resolve(index: NameIndex, surface: str, strong: bool) -> Resolution | None:
 def find_mentions(
     lines: Iterable[tuple[int, str]], index: NameIndex, plain_words: bool = False
 ) -> list[Mention]:
-    """Every resolvable mention, first occurrence per target, in text order."""
-    found: list[Mention] = []
-    seen: set[tuple[str, ...]] = set()
+    """Every resolvable mention: per target the most confident (then first) occurrence."""
+    best: dict[tuple[str, ...], Mention] = {}
     for line_no, text in lines:
         for surface, strong in _surfaces(text, plain_words, index):
             res = _resolve(index, surface, strong)
-            if res is None or res.candidates in seen:
+            if res is None:
                 continue
-            seen.add(res.candidates)
-            found.append(Mention(surface, line_no, res))
-    return found
+            old = best.get(res.candidates)
+            if old is None or res.confidence > old.resolution.confidence:
+                best[res.candidates] = Mention(surface, line_no, res)
+    return sorted(best.values(), key=lambda m: m.line)
 
 
 def record_doc_alias(index: NameIndex, mention: Mention, ref: str) -> None:

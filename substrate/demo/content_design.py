@@ -75,6 +75,10 @@ match only.
 ## Rollout
 
 An A/B test behind the feature-flags service, 10% of traffic for two weeks.
+
+## Open questions
+
+Should the recommendations-service reuse these boosts for its "similar items" rail?
 """
 
 EU_TAX = """\

@@ -45,7 +45,9 @@ services:
 _INFRA_EXTRA = {
     "postgres": ['      POSTGRES_PASSWORD: "${POSTGRES_PASSWORD}"'],
     "redis": [],
-    "bitnami/kafka": ["      KAFKA_CFG_NODE_ID: \"1\"", "      KAFKA_CFG_PROCESS_ROLES: broker,controller"],
+    "bitnami/kafka": [
+        '      KAFKA_CFG_NODE_ID: "1"', "      KAFKA_CFG_PROCESS_ROLES: broker,controller",
+    ],
 }  # fmt: skip
 
 
@@ -209,4 +211,5 @@ def readme(svc: ServiceSpec) -> str:
 
 
 def dockerfile(svc: ServiceSpec) -> str:
-    return f"FROM {_BASE_IMAGES[svc.lang]}\nCOPY build/ /app/\nEXPOSE 8080\nCMD [\"/app/{svc.name}\"]\n"
+    base = _BASE_IMAGES[svc.lang]
+    return f'FROM {base}\nCOPY build/ /app/\nEXPOSE 8080\nCMD ["/app/{svc.name}"]\n'

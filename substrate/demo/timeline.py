@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from substrate.demo import content_adr as a
 from substrate.demo import content_adr2 as a2
 from substrate.demo import content_design as d
 from substrate.demo import content_postmortems as pm
-from substrate.demo.topology import PROMOTIONS, RABBITMQ, RECOMMENDATION, SEARCH_INDEX, TAX, WISHLIST
+from substrate.demo.topology import (
+    PROMOTIONS,
+    RABBITMQ,
+    RECOMMENDATION,
+    SEARCH_INDEX,
+    TAX,
+    WISHLIST,
+)
 from substrate.demo.world import World
 
 ADR = a.ADR_DIR + "/"
@@ -48,8 +55,7 @@ def _env(name: str, **values: str | None) -> Callable[[World], None]:
 
 def _cart_in_redis(world: World) -> None:
     world.set_env("cart", CART_STORE="redis", CART_REDIS_URL="redis://redis:6379/2")
-    cart = world.services["cart"]
-    world.services["cart"] = type(cart)(**{**cart.__dict__, "depends": ("redis",)})
+    world.services["cart"] = replace(world.services["cart"], depends=("redis",))
 
 
 def _search_on_elasticsearch(world: World) -> None:
@@ -95,7 +101,8 @@ STEPS = [
          _all(_doc(ADR + "0008-idempotency-keys-in-payment.md", a2.ADR_0008),
               _env("payment", IDEMPOTENCY_TTL_HOURS="24"))),
     Step("2026-08-19T13:30:00Z", "tnguyen", "cart: keep carts in redis (#414)", _cart_in_redis),
-    Step("2026-08-21T09:15:00Z", "oadeyemi", "postmortem: carts emptied after Redis evictions (#415)",
+    Step("2026-08-21T09:15:00Z", "oadeyemi",
+         "postmortem: carts emptied after Redis evictions (#415)",
          _doc(PM + "2026-08-20-cart-sessions-lost.md", pm.CART_SESSIONS_LOST)),
     Step("2026-08-24T11:00:00Z", "akowalski", "search: move to Elasticsearch, ADR-0009 (#417)",
          _all(_search_on_elasticsearch,

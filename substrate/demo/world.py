@@ -41,6 +41,10 @@ _TAIL_RULES = [
 ]
 
 
+def _is_service_rule(pattern: str) -> bool:
+    return pattern.startswith("/services/") and pattern.endswith("/") and "*" not in pattern
+
+
 def service_rule(svc: ServiceSpec) -> tuple[str, str]:
     return f"/services/{svc.name}/", SPECIAL_OWNERS.get(svc.name, f"@acme/{svc.team}")
 
@@ -72,7 +76,7 @@ class World:
 
     def add_service(self, svc: ServiceSpec) -> None:
         self.services[svc.name] = svc
-        last = max(i for i, (p, _) in enumerate(self.owners) if p.startswith("/services/"))
+        last = max(i for i, (p, _) in enumerate(self.owners) if _is_service_rule(p))
         self.owners.insert(last + 1, service_rule(svc))
 
     def remove_service(self, name: str) -> None:

@@ -59,10 +59,10 @@ class ChangeSet:
         ids = {n.ceid for n in self.node_adds} | {n.ceid for n, _ in self.node_updates}
         ids |= {c for c, _ in self.node_closes} | {c for c, _ in self.node_source_drops}
         ids |= {k for k, _ in self.edge_adds} | {k for k, _ in self.edge_closes}
-        for _, e in self.edge_adds:
-            ids |= {e.src, e.dst}
-        for _, e in self.edge_closes:
-            ids |= {e["src"], e["dst"]}
+        for _, added in self.edge_adds:
+            ids |= {added.src, added.dst}
+        for _, closed in self.edge_closes:
+            ids |= {closed["src"], closed["dst"]}
         return sorted(ids)
 
 

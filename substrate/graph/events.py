@@ -8,6 +8,7 @@ delays events but never loses them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
@@ -24,10 +25,8 @@ SUBJECT = "graph.updated"
 
 
 async def ensure_stream(js: Any) -> None:
-    try:
+    with contextlib.suppress(BadRequestError):  # already exists with this config
         await js.add_stream(StreamConfig(name=STREAM, subjects=["graph.>"]))
-    except BadRequestError:
-        pass  # already exists with this config
 
 
 async def _publish(settings: Settings, events: list[dict[str, Any]]) -> None:

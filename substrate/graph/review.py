@@ -22,16 +22,15 @@ def audit(conn: psycopg.Connection[Any], tenant: str, actor: str, action: str,
 
 def approve(writer: GraphWriter, tenant: str, item_id: int, actor: str) -> dict[str, Any]:
     """Write the item with its evidence as a new snapshot, then mark it approved."""
-    with psycopg.connect(writer.settings.postgres_dsn) as conn:
-        with conn.transaction():
-            item = vq.take(conn, tenant, item_id)
-            result = writer.commit(
-                vq.as_batch(item["kind"], item["record"]), source=item["source"],
-                tenant=tenant, verified=True, note=f"verification item {item_id} approved",
-            )
-            vq.decide(conn, item_id, "approved", actor, result.snapshot_version)
-            audit(conn, tenant, actor, "verification.approve", str(item_id),
-                  {"snapshot_version": result.snapshot_version, "record": item["record"]})
+    with psycopg.connect(writer.settings.postgres_dsn) as conn, conn.transaction():
+        item = vq.take(conn, tenant, item_id)
+        result = writer.commit(
+            vq.as_batch(item["kind"], item["record"]), source=item["source"],
+            tenant=tenant, verified=True, note=f"verification item {item_id} approved",
+        )
+        vq.decide(conn, item_id, "approved", actor, result.snapshot_version)
+        audit(conn, tenant, actor, "verification.approve", str(item_id),
+              {"snapshot_version": result.snapshot_version, "record": item["record"]})
     return {"id": item_id, "status": "approved", "snapshot_version": result.snapshot_version}
 
 

@@ -43,7 +43,8 @@ def check_node(node: NodeRecord, ontology: Ontology) -> list[str]:
     spec = ontology.labels.get(node.label)
     if spec is None:
         return [f"unknown label {node.label!r} (ontology {ontology.version})"]
-    if not node.ceid.startswith(spec.ceid_prefix + ":") or len(node.ceid) <= len(spec.ceid_prefix) + 1:
+    prefix = spec.ceid_prefix + ":"
+    if not node.ceid.startswith(prefix) or len(node.ceid) <= len(prefix):
         reasons.append(f"ceid must look like '{spec.ceid_prefix}:<id>'")
     for prop in spec.required:
         if node.props.get(prop) in (None, ""):

@@ -164,7 +164,9 @@ class GraphWriter:
     def _close_touching(self, tenant: str, changes: d.ChangeSet) -> None:
         closing = {k for k, _ in changes.edge_closes}
         for label, ceids in self._by_label([c for c, _ in changes.node_closes]).items():
-            for r in self._read("graph/edges_touching", {"label": label}, tenant=tenant, ceids=ceids):
+            rows = self._read("graph/edges_touching", {"label": label}, tenant=tenant,
+                              ceids=ceids)
+            for r in rows:
                 if r["key"] not in closing:
                     changes.edge_closes.append((r["key"], dict(r)))
                     closing.add(r["key"])

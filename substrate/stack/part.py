@@ -7,6 +7,7 @@ the log tail, stop).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -202,10 +203,8 @@ class Part:
         pid = self.pid()
         if pid is None:
             return False
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and pid_alive(pid):
             time.sleep(0.2)

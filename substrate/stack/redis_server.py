@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from typing import Any
 
 import redis
 
@@ -39,7 +40,7 @@ class RedisPart(Part):
     def check(self) -> str:
         client = redis.Redis.from_url(self.settings.redis_url, socket_timeout=2)
         try:
-            info = client.info("server")
+            info: dict[str, Any] = client.info("server")  # type: ignore[assignment]
         finally:
             client.close()
         return str(info["redis_version"])

@@ -1,0 +1,50 @@
+"""Direct endpoints: /dependencies/{id}, /ownership/{id}, /memory/{id}."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from gateway.params import bool_param, float_param, int_param, scope_from, service
+from substrate.errors import BadRequest
+from substrate.retrieval.direct import DependencyQuery
+from substrate.retrieval.evidence import direct_evidence
+
+
+async def dependencies(request: Request) -> JSONResponse:
+    types_raw = request.query_params.get("types", "CALLS,DEPENDS_ON")
+    direction = request.query_params.get("direction", "out")
+    direction = {"depends_on": "out", "depended_on_by": "in"}.get(direction, direction)
+    q = DependencyQuery(
+        depth=int_param(request, "depth", 1), direction=direction,
+        types=tuple(t.strip().upper() for t in types_raw.split(",") if t.strip()),
+        min_weight=float_param(request, "min_weight", 0.0),
+        include_inferred=bool_param(request, "include_inferred"),
+        limit=int_param(request, "limit", 100),
+    ).validate()
+    scope = await scope_from(request)
+    out = await service(request).dependencies(scope, request.path_params["service_id"], q)
+    hops = [{**h, "hop": i + 1} for row in out["dependencies"]
+            for i, h in enumerate(row["hops"])]
+    evidence = direct_evidence(scope.version, [out["service"]], hops, out["truncated"],
+                               "local_graphrag")
+    return JSONResponse({**out, "snapshot_version": scope.version, **evidence})
+
+
+async def ownership(request: Request) -> JSONResponse:
+    scope = await scope_from(request)
+    out = await service(request).ownership(scope, request.path_params["service_id"])
+    hops = [{**c, "hop": 1} for o in out["owners"] for c in o["claims"]]
+    evidence = direct_evidence(scope.version, [out["service"]], hops, False, "owns_traversal")
+    return JSONResponse({**out, "snapshot_version": scope.version, **evidence})
+
+
+async def memory(request: Request) -> JSONResponse:
+    limit = int_param(request, "limit", 20)
+    if not 1 <= limit <= 100:
+        raise BadRequest("limit must be 1..100", {"limit": limit})
+    scope = await scope_from(request)
+    out = await service(request).memory(scope, request.path_params["service_id"], limit)
+    hops = [{**i["hop"], "hop": 1} for i in out["items"]]
+    evidence = direct_evidence(scope.version, [out["service"]], hops, out["truncated"], "memory")
+    return JSONResponse({**out, "snapshot_version": scope.version, **evidence})

@@ -1,0 +1,67 @@
+"""POST /search and WS /stream (the same pipeline, stage by stage)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from gateway.errors import json_body
+from gateway.params import service
+from substrate.errors import BadRequest, SubstrateError
+from substrate.retrieval.context import SearchOptions
+
+MAX_QUERY = 2000
+
+
+def parse_search(body: dict[str, Any]) -> tuple[str, SearchOptions]:
+    query = body.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise BadRequest("query must be a non-empty string", {"query": query})
+    if len(query) > MAX_QUERY:
+        raise BadRequest(f"query longer than {MAX_QUERY} characters", {"length": len(query)})
+    unknown = set(body) - {"query", "snapshot_version", "at", "options"}
+    if unknown:
+        raise BadRequest("unknown fields", {"unknown": sorted(unknown)})
+    return query.strip(), SearchOptions.from_dict(body.get("options"))
+
+
+async def search(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    query, options = parse_search(body)
+    svc = service(request)
+    scope = await svc.scope(request.headers.get("x-tenant"), body.get("snapshot_version"),
+                            body.get("at"), request.headers.get("x-clearance"))
+    return JSONResponse(await svc.search(query, scope, options))
+
+
+async def stream(websocket: WebSocket) -> None:
+    """Each message received is a /search body; stages are sent as {"stage", "data"}."""
+    await websocket.accept()
+    svc = websocket.app.state.read
+
+    async def emit(stage: str, data: dict[str, Any]) -> None:
+        await websocket.send_text(json.dumps({"stage": stage, "data": data}, default=str))
+
+    try:
+        while True:
+            try:
+                body = json.loads(await websocket.receive_text())
+                if not isinstance(body, dict):
+                    raise BadRequest("each message must be a JSON object")
+                query, options = parse_search(body)
+                scope = await svc.scope(websocket.headers.get("x-tenant"),
+                                        body.get("snapshot_version"), body.get("at"),
+                                        websocket.headers.get("x-clearance"))
+                result = await svc.search(query, scope, options, emit)
+                await emit("done", {"snapshot_version": result["snapshot_version"],
+                                    "timing_ms": result["timing_ms"]})
+            except json.JSONDecodeError as exc:
+                await emit("error", BadRequest("malformed JSON", str(exc)).to_dict())
+            except SubstrateError as exc:
+                await emit("error", exc.to_dict())
+    except WebSocketDisconnect:
+        return

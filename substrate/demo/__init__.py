@@ -1,0 +1,1 @@
+"""The demo organisation "acme": a generated git repository plus ``org.jsonl``."""

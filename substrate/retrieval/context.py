@@ -1,0 +1,94 @@
+"""What every strategy gets (SearchContext) and returns (StrategyResult)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from substrate.errors import BadRequest
+from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.router import Route
+from substrate.retrieval.scope import ReadScope
+from substrate.settings import Settings
+
+EmbedQuery = Callable[[str], Awaitable[list[float]]]
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    top_k: int = 10
+    max_hops: int = 2
+    min_weight: float = 0.0
+    token_budget: int = 1500
+    strategies: tuple[str, ...] | None = None  # None: the router decides
+    rerank: bool = True
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SearchOptions:
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise BadRequest("options must be an object", {"options": type(data).__name__})
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise BadRequest("unknown options", {"unknown": sorted(unknown)})
+        values: dict[str, Any] = {k: (tuple(v) if k == "strategies" and v is not None else v)
+                                  for k, v in data.items()}
+        opts = cls(**values)
+        return opts.validate()
+
+    def validate(self) -> SearchOptions:
+        checks = [
+            (isinstance(self.top_k, int) and 1 <= self.top_k <= 50, "top_k must be 1..50"),
+            (isinstance(self.max_hops, int) and 1 <= self.max_hops <= 3, "max_hops must be 1..3"),
+            (isinstance(self.min_weight, int | float) and self.min_weight >= 0,
+             "min_weight must be >= 0"),
+            (isinstance(self.token_budget, int) and 100 <= self.token_budget <= 20000,
+             "token_budget must be 100..20000"),
+            (isinstance(self.rerank, bool), "rerank must be a boolean"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise BadRequest(message, {"options": self.__dict__})
+        return self
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    name: str
+    label: str
+    text: str
+    score: float
+
+
+@dataclass
+class StrategyResult:
+    name: str
+    hits: list[Hit] = field(default_factory=list)
+    hops: list[dict[str, Any]] = field(default_factory=list)
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    truncated: bool = False
+    note: str | None = None
+
+
+@dataclass
+class SearchContext:
+    settings: Settings
+    query: str
+    route: Route
+    scope: ReadScope
+    reader: GraphReader
+    embed_query: EmbedQuery
+    options: SearchOptions
+    seeds: list[dict[str, Any]] = field(default_factory=list)
+    _embedding: list[float] | None = None
+
+    async def query_embedding(self) -> list[float]:
+        if self._embedding is None:
+            self._embedding = await self.embed_query(self.query)
+        return self._embedding
+
+    def seed_ids(self, label: str | None = None) -> list[str]:
+        return [s["ceid"] for s in self.seeds if label is None or s["label"] == label]

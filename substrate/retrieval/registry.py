@@ -1,0 +1,46 @@
+"""Search presets as data: which strategies each question family runs (Graphiti-style)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from substrate.retrieval import strategies_graph as g
+from substrate.retrieval import strategies_text as t
+from substrate.retrieval.context import SearchContext, StrategyResult
+from substrate.retrieval.router import Intent
+
+Strategy = Callable[[SearchContext], Awaitable[StrategyResult]]
+
+STRATEGIES: dict[str, Strategy] = {
+    "local_graphrag": g.local_graphrag,
+    "dependencies": g.dependencies,
+    "callers": g.callers,
+    "owns_traversal": g.ownership,
+    "memory": g.memory,
+    "vector": t.vector,
+    "keyword": t.keyword,
+    "chunk_graph": t.chunk_graph,
+}
+
+PLANS: dict[str, tuple[str, ...]] = {
+    Intent.DEPENDENCY: ("dependencies", "local_graphrag", "vector", "keyword"),
+    Intent.CALLERS: ("callers", "local_graphrag", "keyword"),
+    Intent.OWNERSHIP: ("owns_traversal", "local_graphrag", "keyword"),
+    Intent.DECISION_RATIONALE: ("memory", "chunk_graph", "vector", "keyword"),
+    Intent.TEMPORAL: ("vector", "keyword", "chunk_graph"),
+    Intent.STRATEGIC_RISKS: ("vector", "keyword", "chunk_graph"),
+    Intent.EPIC_IMPACT: ("vector", "keyword"),
+    Intent.INTENT_MISMATCH: ("vector", "keyword"),
+    Intent.FREE_TEXT: ("vector", "keyword", "chunk_graph", "local_graphrag"),
+}
+
+
+def register(name: str, strategy: Strategy, *intents: str) -> None:
+    """Add a strategy (later modules: temporal, risks, epic impact) to the presets."""
+    STRATEGIES[name] = strategy
+    for intent in intents:
+        PLANS[intent] = (name, *PLANS.get(intent, ()))
+
+
+def plan_for(intent: str) -> tuple[str, ...]:
+    return PLANS.get(intent, PLANS[Intent.FREE_TEXT])

@@ -1,0 +1,128 @@
+"""The /search pipeline: route -> link -> strategies in parallel -> RRF -> rerank ->
+context fusion -> answer -> evidence bundle + confidence block.
+
+``emit`` (optional) receives each stage as it finishes, for ``WS /stream`` (RSN-12).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from substrate.retrieval import answer as answers
+from substrate.retrieval.context import Hit, SearchContext, SearchOptions, StrategyResult
+from substrate.retrieval.context_fusion import ContextItem, fuse_context
+from substrate.retrieval.evidence import build_bundle, build_confidence
+from substrate.retrieval.fusion import RankedHit, rrf_fuse
+from substrate.retrieval.linking import link_entities
+from substrate.retrieval.mentions import entity_candidates
+from substrate.retrieval.registry import STRATEGIES, plan_for
+from substrate.retrieval.rerank import HttpReranker, LocalReranker
+from substrate.retrieval.router import classify
+
+Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
+STRATEGY_TIMEOUT = 20.0
+
+
+async def _no_emit(stage: str, data: dict[str, Any]) -> None:
+    return None
+
+
+async def _run_one(ctx: SearchContext, name: str, emit: Emit) -> StrategyResult | Exception:
+    started = time.perf_counter()
+    try:
+        result = await asyncio.wait_for(STRATEGIES[name](ctx), STRATEGY_TIMEOUT)
+    except Exception as exc:  # noqa: BLE001 - one failing strategy degrades, never fails
+        await emit("strategy", {"name": name, "status": "failed", "error": repr(exc)[:300]})
+        return exc
+    ms = round((time.perf_counter() - started) * 1000, 1)
+    await emit("strategy", {"name": name, "status": "ok", "ms": ms,
+                            "hits": [h.__dict__ for h in result.hits[:10]],
+                            "truncated": result.truncated, "note": result.note})
+    return result
+
+
+def _fuse(results: dict[str, StrategyResult], top_k: int) -> list[Hit]:
+    lists = {n: [RankedHit(h.id, h.score) for h in r.hits] for n, r in results.items() if r.hits}
+    by_id: dict[str, Hit] = {}
+    for r in results.values():
+        for h in r.hits:
+            if h.id not in by_id or len(h.text) > len(by_id[h.id].text):
+                by_id[h.id] = h
+    fused = rrf_fuse(lists, k=60, top_k=top_k * 2)
+    return [Hit(c.id, by_id[c.id].name, by_id[c.id].label, by_id[c.id].text, round(c.score, 6))
+            for c in fused]
+
+
+async def _rerank(reranker: LocalReranker | HttpReranker, query: str, hits: list[Hit],
+                  top_k: int) -> tuple[list[Hit], dict[str, Any]]:
+    if not hits:
+        return hits, {"backend": "none"}
+    outcome = await reranker.rerank(query, [f"{h.name}. {h.text}" for h in hits], top_k)
+    ranked = [hits[r.index] for r in outcome.results]
+    return ranked, {"backend": outcome.backend, "fallback_reason": outcome.fallback_reason}
+
+
+def _context(results: dict[str, StrategyResult], fused: list[Hit], budget: int) -> Any:
+    items = [ContextItem(id=f"{h['from']}-{h['type']}-{h['to']}",
+                         text=f"{h['from']} {h['type']} {h['to']}", score=1.0,
+                         subject=h["from"], predicate=h["type"], object=h["to"],
+                         evidence_ref=h["evidence_ref"], source=h["source"],
+                         confidence=h["confidence"])
+             for r in results.values() for h in r.hops]
+    items += [ContextItem(id=h.id, text=f"{h.name}: {h.text}", score=h.score) for h in fused]
+    return fuse_context(items, max_tokens=budget, single_valued={"PRIMARY_OWNER", "SUPERSEDES"})
+
+
+async def search(ctx_factory: Callable[..., SearchContext], query: str,
+                 options: SearchOptions, reranker: LocalReranker | HttpReranker,
+                 emit: Emit = _no_emit, chat: tuple[str, str] | None = None) -> dict[str, Any]:
+    started = time.perf_counter()
+    route = classify(query, now=datetime.now(UTC))
+    ctx = ctx_factory(route=route)
+    mentions = list(dict.fromkeys([*route.mentions, *entity_candidates(query)]))
+    ctx.seeds = await link_entities(ctx.reader, ctx.scope, mentions)
+    plan = list(options.strategies or plan_for(route.intent))
+    await emit("route", {"route": route.to_dict(), "entities": ctx.seeds, "plan": plan})
+    outcomes = await asyncio.gather(*(_run_one(ctx, n, emit) for n in plan))
+    results = {n: o for n, o in zip(plan, outcomes, strict=True)
+               if isinstance(o, StrategyResult)}
+    failed = {n: repr(o)[:300] for n, o in zip(plan, outcomes, strict=True)
+              if isinstance(o, Exception)}
+    fused = _fuse(results, options.top_k)
+    rerank_info: dict[str, Any] = {"backend": "skipped"}
+    if options.rerank:
+        fused, rerank_info = await _rerank(reranker, query, fused, options.top_k)
+    fused = fused[: options.top_k]
+    context = _context(results, fused, options.token_budget)
+    text, citations = answers.compose(str(route.intent), results, fused)
+    if chat is not None:
+        try:
+            text = await answers.generate(chat[0], chat[1], query,
+                                          "\n".join(i.text for i in context.items), citations)
+        except Exception as exc:  # noqa: BLE001 - the composed answer stands
+            failed["explain"] = repr(exc)[:300]
+    await emit("answer", {"answer": text, "citations": citations})
+    bundle = build_bundle(ctx, results, context)
+    confidence = build_confidence(ctx, results, plan, bool(failed))
+    await emit("bundle", {"evidence_bundle": bundle, "confidence": confidence})
+    return {
+        "query": query, "answer": text, "citations": citations,
+        "route": {**route.to_dict(), "why": _why(route)}, "entities": ctx.seeds,
+        "results": [h.__dict__ for h in fused],
+        "strategies": {n: {"status": "ok", "hits": len(r.hits), "truncated": r.truncated,
+                           "note": r.note} for n, r in results.items()}
+        | {n: {"status": "failed", "error": e} for n, e in failed.items()},
+        "degraded": sorted(failed), "rerank": rerank_info,
+        "snapshot_version": ctx.scope.version, "pinned": ctx.scope.pinned,
+        "evidence_bundle": bundle, "confidence": confidence,
+        "timing_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+
+
+def _why(route: Any) -> str:
+    cues = ", ".join(f"'{c.text}'" for c in route.cues[:4]) or "no specific cue"
+    return f"classified as {route.intent} (confidence {route.confidence:.2f}) from {cues}"

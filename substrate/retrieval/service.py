@@ -1,0 +1,95 @@
+"""The read side as one object the gateway (and the CLI's ``ask``) call into."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from substrate.retrieval import direct
+from substrate.retrieval.context import SearchContext, SearchOptions
+from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.rerank import make_reranker
+from substrate.retrieval.scope import ReadScope, resolve_scope
+from substrate.retrieval.search import Emit, _no_emit, search
+from substrate.services import Services
+
+
+class ReadService:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.settings = services.settings
+        self.reader = GraphReader(services.async_driver, services.cypher)
+        self.reranker = make_reranker(self.settings, self._embed_many)
+
+    def _embed_many(self, texts: Sequence[str]) -> list[list[float]]:
+        result: list[list[float]] = self.services.embedder.embed_documents(list(texts))
+        return result
+
+    async def embed_query(self, text: str) -> list[float]:
+        vector: list[float] = await asyncio.to_thread(self.services.embedder.embed_query, text)
+        return vector
+
+    async def scope(self, tenant: str | None, snapshot_version: Any = None, at: Any = None,
+                    clearance: str | None = None) -> ReadScope:
+        return await resolve_scope(self.settings, tenant or self.settings.tenant,
+                                   snapshot_version, at, clearance)
+
+    async def search(self, query: str, scope: ReadScope, options: SearchOptions,
+                     emit: Emit = _no_emit) -> dict[str, Any]:
+        factory = partial(SearchContext, self.settings, query, scope=scope, reader=self.reader,
+                          embed_query=self.embed_query, options=options)
+        chat = (self.settings.chat_url, self.settings.chat_model) if self.settings.chat_url \
+            else None
+        return await search(factory, query, options, self.reranker, emit, chat)
+
+    async def dependencies(self, scope: ReadScope, service_id: str,
+                           q: direct.DependencyQuery) -> dict[str, Any]:
+        service = await direct.resolve(self.reader, scope, service_id)
+        rows, truncated = await direct.dependencies(self.reader, scope, service, q.validate())
+        return {"service": service, "query": q.__dict__, "dependencies": rows,
+                "truncated": truncated}
+
+    async def ownership(self, scope: ReadScope, service_id: str) -> dict[str, Any]:
+        service = await direct.resolve(self.reader, scope, service_id)
+        rows = await self.reader.rows("retrieval/ownership", scope, ceid=service["ceid"])
+        return {"service": service, **direct.merge_owners(rows)}
+
+    async def memory(self, scope: ReadScope, service_id: str, limit: int = 20,
+                     question: str | None = None) -> dict[str, Any]:
+        """RSN-08: decisions, failures, exceptions, memories; recency + relevance ranked."""
+        service = await direct.resolve(self.reader, scope, service_id)
+        rows = await self.reader.rows("retrieval/memory", scope, ceid=service["ceid"],
+                                      limit=limit + 1)
+        truncated = len(rows) > limit
+        rows = rows[:limit]
+        query = question or f"why was {service['name']} designed this way; decisions, incidents"
+        docs = [f"{r['item']['name']}. {r['props'].get('summary') or r['props'].get('text') or ''}"
+                for r in rows]
+        relevance = {}
+        if docs:
+            outcome = await self.reranker.rerank(query, docs)
+            relevance = {x.index: x.score for x in outcome.results}
+        items = [memory_item(r, i, len(rows), relevance.get(i, 0.0)) for i, r in enumerate(rows)]
+        items.sort(key=lambda x: (-x["rank_score"], x["ceid"]))
+        return {"service": service, "items": items, "truncated": truncated}
+
+
+def memory_item(row: dict[str, Any], recency_rank: int, n: int,
+                relevance: float) -> dict[str, Any]:
+    props = row["props"]
+    recency = 1.0 - recency_rank / max(n, 1)  # rows arrive newest first
+    return {
+        "ceid": row["item"]["ceid"], "kind": row["kind"], "title": row["item"]["name"],
+        "status": props.get("status"), "superseded_by": row["superseded_by"],
+        "summary": props.get("summary") or props.get("text"),
+        "provenance": {
+            "source_document": props.get("path") or row["hop"]["evidence_ref"],
+            "author": props.get("author"),
+            "date": props.get("date") or props.get("occurred_at"),
+            "evidence_ref": row["hop"]["evidence_ref"], "connector": row["hop"]["source"],
+        },
+        "relation": row["hop"]["type"], "hop": row["hop"],
+        "rank_score": round(0.5 * recency + 0.5 * float(relevance), 4),
+    }

@@ -1,0 +1,103 @@
+"""Graph strategies: local GraphRAG (RSN-04), dependencies, callers, ownership, memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from substrate.retrieval import direct
+from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+
+
+def _hit(entity: dict[str, Any], score: float, text: str = "") -> Hit:
+    return Hit(entity["ceid"], str(entity.get("name") or entity["ceid"]),
+               str(entity.get("label") or ""), text or str(entity.get("name") or ""), score)
+
+
+def numbered(hops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Hops of one path, each with its position (1 = adjacent to the seed)."""
+    return [{**h, "hop": i + 1} for i, h in enumerate(hops)]
+
+
+async def local_graphrag(ctx: SearchContext) -> StrategyResult:
+    """Seeded traversal over CALLS/DEPENDS_ON/IMPORTS/OWNS/HOSTS, 1..max_hops, pruned by weight."""
+    result = StrategyResult("local_graphrag")
+    seeds = ctx.seed_ids()
+    if not seeds:
+        result.note = "no linked entities to seed on"
+        return result
+    depth = min(ctx.route.depth or ctx.options.max_hops, 3)
+    limit = ctx.options.top_k * 5
+    rows = await ctx.reader.rows(
+        "retrieval/local_graph", ctx.scope, {"depth": depth}, seeds=seeds,
+        min_weight=ctx.options.min_weight, limit=limit + 1,
+    )
+    result.truncated = len(rows) > limit
+    for rank, row in enumerate(rows[:limit]):
+        result.hits.append(_hit(row["target"], 1.0 / (1 + rank)))
+        result.hops.extend(numbered(row["hops"]))
+    return result
+
+
+async def _directed(ctx: SearchContext, name: str, direction: str,
+                    default_depth: int) -> StrategyResult:
+    result = StrategyResult(name)
+    services = [s for s in ctx.seeds if s["label"] in ("Service", "Infrastructure")]
+    if not services:
+        result.note = "no service named in the question"
+        return result
+    query = direct.DependencyQuery(
+        depth=min(ctx.route.depth or default_depth, 3), direction=direction,
+        types=("CALLS", "DEPENDS_ON"), min_weight=ctx.options.min_weight,
+        limit=min(ctx.options.top_k * 5, direct.MAX_RESULTS),
+    ).validate()
+    for service in services[:1]:
+        rows, cut = await direct.dependencies(ctx.reader, ctx.scope, service, query)
+        result.truncated |= cut
+        for rank, row in enumerate(rows):
+            result.hits.append(_hit(row["target"], 1.0 / (1 + rank)))
+            result.hops.extend(numbered(row["hops"]))
+            result.facts.append({"subject": service, "target": row["target"],
+                                 "depth": row["depth"], "hops": row["hops"]})
+    return result
+
+
+async def dependencies(ctx: SearchContext) -> StrategyResult:
+    return await _directed(ctx, "dependencies", "out", 1)
+
+
+async def callers(ctx: SearchContext) -> StrategyResult:
+    return await _directed(ctx, "callers", "in", 1)
+
+
+async def ownership(ctx: SearchContext) -> StrategyResult:
+    result = StrategyResult("owns_traversal")
+    services = [s for s in ctx.seeds if s["label"] == "Service"]
+    if not services:
+        result.note = "no service named in the question"
+        return result
+    service = services[0]
+    rows = await ctx.reader.rows("retrieval/ownership", ctx.scope, ceid=service["ceid"])
+    merged = direct.merge_owners(rows)
+    for rank, owner in enumerate(merged["owners"]):
+        result.hits.append(_hit(owner, 1.0 / (1 + rank)))
+    result.hops = [{**r["hop"], "hop": 1} for r in rows]
+    result.facts.append({"subject": service, **merged})
+    return result
+
+
+async def memory(ctx: SearchContext) -> StrategyResult:
+    result = StrategyResult("memory")
+    services = [s for s in ctx.seeds if s["label"] == "Service"]
+    if not services:
+        result.note = "no service named in the question"
+        return result
+    limit = ctx.options.top_k * 3
+    rows = await ctx.reader.rows("retrieval/memory", ctx.scope, ceid=services[0]["ceid"],
+                                 limit=limit + 1)
+    result.truncated = len(rows) > limit
+    for rank, row in enumerate(rows[:limit]):
+        text = str(row["props"].get("summary") or row["props"].get("text") or row["item"]["name"])
+        result.hits.append(_hit(row["item"], 1.0 / (1 + rank), text[:600]))
+        result.hops.append({**row["hop"], "hop": 1})
+        result.facts.append({"subject": services[0], **row})
+    return result

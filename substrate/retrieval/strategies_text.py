@@ -1,0 +1,102 @@
+"""Text strategies: vector and keyword over entities, and the chunk GraphRetriever."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.fusion import (
+    BlendOptions,
+    TraversalEdge,
+    expand_and_blend,
+    hybrid_seeds,
+    ranked_by_score,
+)
+from substrate.retrieval.mentions import any_of
+
+CHUNK_RELATIONS = ["REFERENCES", "ELABORATES", "DEPENDS_ON", "CONTRADICTS", "PART_OF",
+                   "SIMILAR_TO", "SEQUENCE", "CAUSED_BY"]
+
+
+def _entity_hit(row: dict[str, Any]) -> Hit:
+    e = row["entity"]
+    return Hit(e["ceid"], str(e.get("name") or e["ceid"]), str(e.get("label") or ""),
+               str(row.get("text") or e.get("name") or "")[:600], float(row["score"]))
+
+
+def keyword_query(ctx: SearchContext) -> str:
+    words = [w for w in ctx.query.split() if len(w) > 2]
+    return any_of(list(ctx.route.mentions) + words)
+
+
+async def vector(ctx: SearchContext) -> StrategyResult:
+    rows = await ctx.reader.rows("retrieval/vector_entities", ctx.scope,
+                                 embedding=await ctx.query_embedding(), k=ctx.options.top_k)
+    return StrategyResult("vector", hits=[_entity_hit(r) for r in rows])
+
+
+async def keyword(ctx: SearchContext) -> StrategyResult:
+    lucene = keyword_query(ctx)
+    if not lucene:
+        return StrategyResult("keyword", note="no searchable words")
+    rows = await ctx.reader.rows("retrieval/keyword_entities", ctx.scope, lucene=lucene,
+                                 k=ctx.options.top_k)
+    return StrategyResult("keyword", hits=[_entity_hit(r) for r in rows])
+
+
+async def _prefetch_edges(ctx: SearchContext, seeds: Sequence[str],
+                          opts: BlendOptions) -> dict[str, list[TraversalEdge]]:
+    """BFS up to ``max_hops`` from the seeds; adjacency by source chunk."""
+    adjacency: dict[str, list[TraversalEdge]] = {}
+    frontier, seen = list(seeds), set(seeds)
+    types = list(opts.relation_filter or CHUNK_RELATIONS)
+    for _ in range(opts.max_hops):
+        if not frontier:
+            break
+        rows = await ctx.reader.rows("retrieval/neighbours", ctx.scope,
+                                     {"label": "Chunk", "both": opts.bidirectional},
+                                     ceids=frontier, types=types)
+        nxt = []
+        for r in rows:
+            h = r["hop"]
+            adjacency.setdefault(r["from"], []).append(TraversalEdge(
+                source_id=r["from"], target_id=r["to"], relation=h["type"],
+                weight=float(h["weight"] or 0.0)))
+            if r["to"] not in seen:
+                seen.add(r["to"])
+                nxt.append(r["to"])
+        frontier = nxt
+    return adjacency
+
+
+async def chunk_graph(ctx: SearchContext) -> StrategyResult:
+    """chunk-graph-rag.md GraphRetriever: hybrid-seeded BFS with hop decay and blending."""
+    result = StrategyResult("chunk_graph")
+    k = ctx.options.top_k
+    vec = await ctx.reader.rows("retrieval/vector_chunks", ctx.scope,
+                                embedding=await ctx.query_embedding(), k=k)
+    lucene = keyword_query(ctx)
+    kw = await ctx.reader.rows("retrieval/keyword_chunks", ctx.scope, lucene=lucene, k=k) \
+        if lucene else []
+    texts = {r["ceid"]: (r["text"], r["doc"]) for r in [*vec, *kw]}
+    cos = {r["ceid"]: float(r["score"]) for r in vec}
+    seeds = hybrid_seeds(ranked_by_score(cos), ranked_by_score(
+        {r["ceid"]: float(r["score"]) for r in kw}), keyword_weight=0.3, top_k=k)
+    opts = BlendOptions(max_hops=min(ctx.options.max_hops, 3), bidirectional=True)
+    seed_scores = {s.id: cos.get(s.id, 0.0) for s in seeds}
+    adjacency = await _prefetch_edges(ctx, list(seed_scores), opts)
+    blended = expand_and_blend(seed_scores, lambda ids: [e for i in ids
+                                                        for e in adjacency.get(i, [])],
+                               opts, top_k=k + 1)
+    result.truncated = len(blended) > k
+    missing = [b.id for b in blended[:k] if b.id not in texts]
+    if missing:
+        for row in await ctx.reader.rows("retrieval/chunk_texts", ctx.scope, ceids=missing):
+            texts[row["ceid"]] = (row["text"], row["doc"])
+    for b in blended[:k]:
+        text, doc = texts.get(b.id, ("", ""))
+        result.hits.append(Hit(b.id, str(doc or b.id), "Chunk", str(text)[:600], b.score))
+        result.facts.append({"chunk": b.id, "doc": doc, "score": b.score,
+                             "graph_context": [c.__dict__ for c in b.graph_context]})
+    return result

@@ -1,0 +1,163 @@
+"""Architecture decision records: Nygard, MADR, emoji statuses, supersession, WHY/MENTIONS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from substrate.connectors.adr import adr_ceid, is_adr_path, normalise_status, parse_adr
+from substrate.connectors.gitrepo import batch_at
+from substrate.demo.gitwriter import commit_tree, init_repo
+
+NYGARD = """\
+# 3. Synchronous calls from checkout service to payment service
+
+Date: 2026-08-05
+
+## Status
+
+Superseded by [ADR-0007](0007-async-payments.md)
+
+## Context
+
+The checkout service waits for the PSP. The CartSvc is not involved.
+
+## Decision
+
+The checkout service calls the payment service over REST.
+
+## Consequences
+
+Simple.
+"""
+MADR = """\
+---
+status: accepted
+date: 2026-09-28
+---
+# Asynchronous payment authorisation
+
+Supersedes [ADR-3](0003-sync-payments.md).
+
+## Context and Problem Statement
+
+Slow PSP calls hold checkout threads.
+
+## Decision Drivers
+
+* the orders-db must not be touched
+
+## Decision Outcome
+
+Chosen option: "events". The checkout service publishes to Kafka.
+"""
+BULLETS = """\
+# Use JWT sessions
+
+* Status: ✅ accepted
+* Date: 2026-08-12
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [
+        ("Accepted", "accepted"),
+        ("✅", "accepted"),
+        ("❌ Rejected", "rejected"),
+        ("⚠️", "deprecated"),
+        ("♻️ Superseded by ADR-9", "superseded"),
+        ("Accepted, superseded by ADR-9", "superseded"),
+        ("🚧", "proposed"),
+        ("Draft", "proposed"),
+        ("whatever", "unknown"),
+    ],
+)
+def test_status_normalisation(text: str, status: str) -> None:
+    assert normalise_status(text) == status
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("docs/adr/0001-x.md", True),
+        ("docs/decisions/0001-x.md", True),
+        ("docs/architecture/decisions/0001-x.md", True),
+        ("architecture-decision-record/0001-x.md", True),
+        ("services/pay/adr/0001-x.md", True),
+        ("docs/adr/README.md", False),
+        ("docs/adr/template.md", False),
+        ("docs/adr/0001-x.txt", False),
+        ("docs/design/0001-x.md", False),
+    ],
+)
+def test_adr_paths(path: str, expected: bool) -> None:
+    assert is_adr_path(path) is expected
+
+
+def test_ceids() -> None:
+    assert adr_ceid("docs/adr/0007-async.md", "docs/adr") == "adr:0007"
+    assert adr_ceid("docs/adr/ADR-12-x.md", "docs/adr") == "adr:0012"
+    assert adr_ceid("docs/adr/use-kafka.md", "docs/adr") == "adr:use-kafka"
+    assert adr_ceid("svc/adr/0001-x.md", "docs/adr") == "adr:svc-adr-0001"
+
+
+def test_parse_nygard_madr_and_bullets() -> None:
+    nygard = parse_adr("docs/adr/0003-sync-payments.md", NYGARD, "docs/adr")
+    assert (nygard.ceid, nygard.name, nygard.status, nygard.status_line, nygard.date) == (
+        "adr:0003", "Synchronous calls from checkout service to payment service",
+        "superseded", 7, "2026-08-05",
+    )  # fmt: skip
+    assert nygard.summary == "The checkout service calls the payment service over REST."
+    madr = parse_adr("docs/adr/0007-async-payments.md", MADR, "docs/adr")
+    assert (madr.name, madr.status, madr.status_line, madr.date) == (
+        "Asynchronous payment authorisation", "accepted", 2, "2026-09-28",
+    )  # fmt: skip
+    assert madr.summary.startswith('Chosen option: "events".')
+    bullets = parse_adr("docs/adr/0002-jwt.md", BULLETS, "docs/adr")
+    assert (bullets.status, bullets.date, bullets.status_line) == ("accepted", "2026-08-12", 3)
+
+
+def _repo(tmp_path: Path) -> tuple[Path, str]:
+    repo = init_repo(tmp_path / "repo")
+    files = {
+        "docs/adr/0003-sync-payments.md": NYGARD,
+        "docs/adr/0007-async-payments.md": MADR,
+        "docs/adr/README.md": "# Decisions\n\nSee ADR-0003.\n",
+        "services/checkout/README.md": "# checkout\n",
+        "services/payment/README.md": "# payment\n",
+        "services/cart/README.md": "# cart\n",
+        "docker-compose.yml": "services:\n  orders-db:\n    image: postgres:16\n"
+        "  kafka:\n    image: bitnami/kafka:3\n",
+    }
+    sha = commit_tree(repo, files, "init", "2026-09-28T16:00:00Z")
+    return repo, sha[:7]
+
+
+def test_decision_nodes_and_edges(tmp_path: Path) -> None:
+    repo, short = _repo(tmp_path)
+    batch = batch_at(repo)
+    decisions = {n.ceid: n.props for n in batch.nodes if n.label == "DecisionNode"}
+    assert set(decisions) == {"adr:0003", "adr:0007"}
+    assert decisions["adr:0003"]["status"] == "superseded"
+    assert decisions["adr:0007"]["number"] == 7
+    old, new = (f"docs/adr/{p}#L{{}}@{short}" for p in ("0003-sync-payments.md",
+                "0007-async-payments.md"))  # fmt: skip
+    edges = {
+        (e.type, e.src, e.dst): e.evidence_ref
+        for e in batch.edges
+        if e.src.startswith("adr:")
+    }
+    assert edges == {
+        ("SUPERSEDES", "adr:0007", "adr:0003"): old.format(7),
+        ("WHY", "adr:0003", "service:checkout"): old.format(1),
+        ("WHY", "adr:0003", "service:payment"): old.format(1),
+        ("MENTIONS", "adr:0003", "service:cart"): old.format(11),
+        ("WHY", "adr:0007", "service:checkout"): new.format(19),
+        ("WHY", "adr:0007", "infra:kafka"): new.format(19),
+        ("WHY", "adr:0007", "service:payment"): new.format(5),
+        ("MENTIONS", "adr:0007", "infra:orders-db"): new.format(15),
+    }
+    supersedes = next(e for e in batch.edges if e.type == "SUPERSEDES")
+    assert supersedes.props["evidence_refs"] == [old.format(7), new.format(7)]

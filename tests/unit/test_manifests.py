@@ -1,0 +1,226 @@
+"""Compose and Kubernetes manifests → services, datastores and their edges, with exact lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from substrate.connectors.compose import compose_files
+from substrate.connectors.endpoints import HostRef, hosts_in
+from substrate.connectors.envfiles import interpolate, parse_env_file
+from substrate.connectors.gitrepo import batch_at
+from substrate.connectors.manifests import infra_kind, redact
+from substrate.demo.gitwriter import commit_tree, init_repo
+from substrate.graph.records import GraphBatch
+
+ENV = {"TAG": "1.2", "EMPTY": "", "KAFKA_HOST": "kafka"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("img:${TAG}", "img:1.2"),
+        ("$TAG-x", "1.2-x"),
+        ("${MISSING:-fallback}", "fallback"),
+        ("${EMPTY:-fallback}", "fallback"),
+        ("${EMPTY-fallback}", ""),
+        ("${TAG:+set}", "set"),
+        ("${MISSING:+set}", ""),
+        ("${MISSING:-${KAFKA_HOST}}:9092", "kafka:9092"),
+        ("cost $$5", "cost $5"),
+        ("${MISSING}", ""),
+    ],
+)
+def test_interpolation(text: str, expected: str) -> None:
+    assert interpolate(text, ENV) == expected
+
+
+def test_env_file_lines_quotes_and_comments() -> None:
+    text = '# comment\nexport A=1\nB="two words"\nC=plain # trailing\n\nD=\'x#y\'\n'
+    parsed = {k: (f.value, f.line) for k, f in parse_env_file(text, ".env").items()}
+    assert parsed == {"A": ("1", 2), "B": ("two words", 3), "C": ("plain", 4), "D": ("x#y", 6)}
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "hosts"),
+    [
+        ("PAYMENT_URL", "http://paymentservice:8080/v1", [HostRef("paymentservice")]),
+        ("DATABASE_URL", "postgres://u:p@orders-db:5432/orders", [HostRef("orders-db")]),
+        ("DB_HOST", "orders-db", [HostRef("orders-db")]),
+        ("KAFKA_BROKERS", "kafka:9092,kafka-2:9092", [HostRef("kafka"), HostRef("kafka-2")]),
+        ("JDBC_URL", "jdbc:postgresql://db:5432/x", [HostRef("db")]),
+        ("CATALOG_URL", "http://catalog.shop.svc.cluster.local:80", [HostRef("catalog", "shop")]),
+        ("LOG_LEVEL", "debug", []),
+        ("DB_HOST", "localhost", []),
+        ("DB_HOST", "10.0.0.3", []),
+        ("GREETING", "hello world", []),
+    ],
+)
+def test_hosts_in_env_values(var: str, value: str, hosts: list[HostRef]) -> None:
+    assert hosts_in(var, value) == hosts
+
+
+@pytest.mark.parametrize(
+    ("image", "kind"),
+    [
+        ("postgres:16", "database"),
+        ("bitnami/kafka:3.7", "queue"),
+        ("redis:7@sha256:abc", "cache"),
+        ("docker.elastic.co/elasticsearch/elasticsearch:8.14.0", "search"),
+        ("rabbitmq:3-management", "queue"),
+        ("ghcr.io/acme/checkout:1.0", None),
+    ],
+)
+def test_infra_kind(image: str, kind: str | None) -> None:
+    assert infra_kind(image) == kind
+
+
+def test_redaction() -> None:
+    assert redact("DB_PASSWORD", "x") == "DB_PASSWORD=***"
+    assert redact("DSN", "postgres://u:secret@db:5432/x") == "DSN=postgres://u:***@db:5432/x"
+
+
+def test_compose_file_order() -> None:
+    files = ["docker-compose.prod.yml", "docker-compose.override.yml", "compose.yaml", "x.yml"]
+    assert compose_files(files) == {
+        "": ["compose.yaml", "docker-compose.override.yml", "docker-compose.prod.yml"]
+    }
+
+
+COMPOSE = """\
+services:
+  checkout-service:
+    image: acme/checkout:${TAG:-dev}
+    environment:
+      PAYMENT_URL: http://paymentservice:8080
+      KAFKA_BROKERS: ${KAFKA_HOST}:9092
+      PSP_URL: https://psp.example.com
+      SELF_URL: http://checkout-service:8080
+    depends_on:
+      - orders-db
+  paymentservice:
+    image: acme/payment:1
+    hostname: payment-api
+    environment:
+      - DATABASE_URL=postgres://pay:${DB_PASSWORD}@orders-db:5432/pay
+    links:
+      - "checkout-service:co"
+  orders-db:
+    image: postgres:16
+  kafka:
+    image: bitnami/kafka:3.7
+"""
+OVERRIDE = """\
+services:
+  checkout-service:
+    environment:
+      PAYMENT_URL: http://payment-api:8080
+    depends_on:
+      kafka:
+        condition: service_started
+"""
+K8S = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: reporting-api
+  namespace: data
+spec:
+  template:
+    metadata:
+      labels:
+        app: reporting
+    spec:
+      containers:
+        - name: reporting
+          image: acme/reporting:1
+          env:
+            - name: CHECKOUT_URL
+              value: http://checkout-service:8080
+            - name: WAREHOUSE_DSN
+              value: clickhouse://warehouse.data.svc.cluster.local:9000
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: warehouse-0
+  namespace: data
+spec:
+  template:
+    metadata:
+      labels:
+        app: warehouse
+    spec:
+      containers:
+        - name: clickhouse
+          image: clickhouse/clickhouse-server:24.8
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: warehouse
+  namespace: data
+spec:
+  selector:
+    app: warehouse
+"""
+
+
+def _batch(tmp_path: Path) -> tuple[GraphBatch, str]:
+    repo = init_repo(tmp_path / "repo")
+    files = {
+        "docker-compose.yml": COMPOSE,
+        "docker-compose.override.yml": OVERRIDE,
+        ".env": "TAG=2.0\nKAFKA_HOST=kafka\nDB_PASSWORD=secret\n",
+        "k8s/data.yaml": K8S,
+        "services/checkout/README.md": "# checkout\n\nBuys things.\n",
+        "services/reporting/README.md": "# reporting\n",
+    }
+    sha = commit_tree(repo, files, "init", "2026-08-03T09:00:00Z")
+    return batch_at(repo), sha[:7]
+
+
+def test_compose_and_k8s_nodes(tmp_path: Path) -> None:
+    batch, short = _batch(tmp_path)
+    nodes = {n.ceid: n for n in batch.nodes}
+    checkout = nodes["service:checkout"]
+    assert checkout.props["image"] == "acme/checkout:2.0"
+    assert checkout.props["aliases"] == ["checkout-service"]
+    assert checkout.props["description"] == "Buys things."
+    assert "PAYMENT_URL=http://payment-api:8080" in checkout.props["env"]
+    assert nodes["service:paymentservice"].props["aliases"] == ["payment-api"]
+    assert (nodes["infra:orders-db"].label, nodes["infra:orders-db"].props["kind"]) == (
+        "Infrastructure", "database",
+    )  # fmt: skip
+    assert nodes["infra:warehouse-0"].props["kind"] == "database"
+    assert nodes["infra:namespace-data"].props["kind"] == "namespace"
+    assert nodes["service:reporting"].props["aliases"] == ["reporting-api"]
+    assert "DATABASE_URL=postgres://pay:***@orders-db:5432/pay" in (
+        nodes["service:paymentservice"].props["env"]
+    )
+    assert not batch.pending
+
+
+def test_manifest_edges_with_exact_evidence(tmp_path: Path) -> None:
+    batch, short = _batch(tmp_path)
+    got = {
+        (e.type, e.src, e.dst): (e.evidence_ref, e.confidence)
+        for e in batch.edges
+        if e.type in ("CALLS", "DEPENDS_ON", "HOSTS")
+    }
+    base, over, k8s = (f"{p}#L{{}}@{short}" for p in ("docker-compose.yml",
+                       "docker-compose.override.yml", "k8s/data.yaml"))  # fmt: skip
+    assert got == {
+        ("CALLS", "service:checkout", "service:paymentservice"): (over.format(4), 0.95),
+        ("DEPENDS_ON", "service:checkout", "infra:kafka"): (over.format(6), 1.0),
+        ("DEPENDS_ON", "service:checkout", "infra:orders-db"): (base.format(10), 1.0),
+        ("DEPENDS_ON", "service:paymentservice", "infra:orders-db"): (base.format(15), 0.95),
+        ("DEPENDS_ON", "service:paymentservice", "service:checkout"): (base.format(17), 1.0),
+        ("CALLS", "service:reporting", "service:checkout"): (k8s.format(17), 0.95),
+        ("DEPENDS_ON", "service:reporting", "infra:warehouse-0"): (k8s.format(19), 0.95),
+        ("HOSTS", "infra:namespace-data", "service:reporting"): (k8s.format(5), 1.0),
+        ("HOSTS", "infra:namespace-data", "infra:warehouse-0"): (k8s.format(25), 1.0),
+    }
+    kafka_env = next(e for e in batch.edges if e.eid == "service:checkout-[DEPENDS_ON]->infra:kafka")
+    assert kafka_env.props["evidence_refs"] == [over.format(6), base.format(6)]

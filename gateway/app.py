@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.schemas import SchemaGenerator
 
-from gateway import routes_graph, routes_later, routes_search
+from gateway import routes_cypher, routes_graph, routes_later, routes_search
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
 from substrate.retrieval.service import ReadService
@@ -32,6 +32,7 @@ def routes() -> list[BaseRoute]:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/search", routes_search.search, methods=["POST"]),
+        Route("/cypher", routes_cypher.cypher, methods=["POST"]),
         Route("/dependencies/{service_id}", routes_graph.dependencies, methods=["GET"]),
         Route("/ownership/{service_id}", routes_graph.ownership, methods=["GET"]),
         Route("/memory/{service_id}", routes_graph.memory, methods=["GET"]),

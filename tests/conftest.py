@@ -21,12 +21,18 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def stack(settings: Settings) -> Iterator[Settings]:
-    from substrate.stack.supervisor import down, status
+    """The real stack, started with the same code as ``substrate up``. Parts that were
+    already healthy are reused and left running; parts this session started are stopped at
+    the end (set SUBSTRATE_KEEP_STACK=1 to keep them)."""
+    from substrate.stack.supervisor import all_parts, status
     from substrate.stack.up import up
 
-    was_up = all(p.healthy for p in status(settings))
+    healthy_before = {p.name for p in status(settings) if p.healthy}
     demo = os.environ.get("SUBSTRATE_NO_DEMO") != "1"
     up(settings, demo=demo, gateway=True)
     yield settings
-    if not was_up and os.environ.get("SUBSTRATE_KEEP_STACK") != "1":
-        down(settings)
+    if os.environ.get("SUBSTRATE_KEEP_STACK") == "1":
+        return
+    for part in reversed(all_parts(settings)):
+        if part.name not in healthy_before:
+            part.stop()

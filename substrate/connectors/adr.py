@@ -160,7 +160,9 @@ def _refs(fragment: str, by_number: dict[int, str]) -> list[str]:
     return [by_number[n] for n in dict.fromkeys(numbers) if n in by_number]
 
 
-def supersede_edges(rec: AdrRecord, by_number: dict[int, str], short: str) -> list[EdgeRecord]:
+def supersede_edges(
+    rec: AdrRecord, by_number: dict[int, str], snap: GitSnapshot
+) -> list[EdgeRecord]:
     """SUPERSEDES edges stated by one record (``newer -> older``)."""
     edges: list[EdgeRecord] = []
     for no, text in rec.lines:
@@ -169,7 +171,7 @@ def supersede_edges(rec: AdrRecord, by_number: dict[int, str], short: str) -> li
             for other in _refs(text[match.end() :], by_number):
                 src, dst = (other, rec.ceid) if passive else (rec.ceid, other)
                 if src != dst:
-                    ref = f"{rec.path}#L{no}@{short}"
+                    ref = snap.ref(rec.path, no)
                     edges.append(EdgeRecord("SUPERSEDES", src, dst, ref, source="git"))
     return edges
 
@@ -219,6 +221,6 @@ def adr_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
         same_dir = [r for r in records if posixpath.dirname(r.path) == posixpath.dirname(rec.path)]
         numbers = {adr_number(r.path): r.ceid for r in same_dir}
         by_number = {n: c for n, c in numbers.items() if n is not None}
-        batch.edges.extend(supersede_edges(rec, by_number, snap.short))
+        batch.edges.extend(supersede_edges(rec, by_number, snap))
         batch.edges.extend(decision_edges(rec, index, snap))
     return batch

@@ -7,11 +7,27 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from substrate.connectors.chunking import ChunkerConfig, chunk_document
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.history import first_parent_commits
+from substrate.graph.records import GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
 
 Progress = Callable[[str], None]
+
+
+CHUNKED_LABELS = ("Document", "DecisionNode", "FailurePattern")
+CHUNKS = ChunkerConfig(max_chars=1000, overlap_chars=150)  # MiniLM reads ~256 tokens
+
+
+def with_chunks(batch: GraphBatch) -> GraphBatch:
+    """Documents, ADRs and post-mortems also become chunks with sequence edges."""
+    for node in list(batch.nodes):
+        text, path = node.props.get("text"), node.props.get("path")
+        if node.label in CHUNKED_LABELS and isinstance(text, str) and text and path:
+            batch.extend(chunk_document(str(path), text, CHUNKS, sequence_edges=True,
+                                        doc_ceid=node.ceid))
+    return batch
 
 
 def ingest_git(
@@ -28,7 +44,7 @@ def ingest_git(
     results = []
     started = time.monotonic()
     for i, commit in enumerate(commits, 1):
-        batch = batch_at(repo, commit.sha)
+        batch = with_chunks(batch_at(repo, commit.sha))
         result = writer.commit(
             batch, source=source, tenant=tenant, mode="sync",
             valid_at=datetime.fromisoformat(commit.timestamp),

@@ -9,10 +9,13 @@
 * edges from :mod:`manifests`, :mod:`codeowners`, :mod:`adr`, :mod:`postmortem` and
   :mod:`designdocs`.
 
-Edges are unique per ``src-[type]->dst`` (the first, most confident, keeps its evidence; the
-others' are listed in ``props["evidence_refs"]``). Entities whose name is ambiguous, and edges
-below the verification threshold or touching such an entity, go to ``pending`` with a
-``reason`` prop instead of ``nodes``/``edges``.
+Every evidence ref is ``path#L<line>@<commit>`` of the line that proves the fact, named by
+the commit that wrote it (see :class:`~substrate.connectors.gitsource.GitSnapshot`). Edges are
+unique per ``src-[type]->dst``: the most confident (then first) keeps its evidence, and when
+several lines prove it all refs, the kept one first, are in ``props["evidence_refs"]``.
+Entities whose name is ambiguous or only fuzzily matched, and edges below the verification
+threshold or touching such an entity, go to ``pending`` with a ``reason`` prop instead of
+``nodes``/``edges``.
 """
 
 from __future__ import annotations
@@ -150,7 +153,7 @@ def finalize(
 def _repository(snap: GitSnapshot, dirs: dict[str, str]) -> GraphBatch:
     name = repo_name(snap.repo)
     rid = ceid("repo", name)
-    node = NodeRecord(rid, "Repository", {"name": name}, (f"git:{name}@{snap.short}",))
+    node = NodeRecord(rid, "Repository", {"name": name}, (f"git:{name}",))
     batch = GraphBatch(nodes=[node])
     for cid, folder in sorted(dirs.items()):
         readme = posixpath.join(folder, "README.md")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 
+from substrate.connectors.gitcmd import run_git
 from substrate.connectors.gitrepo import DEFAULT_THRESHOLD, batch_at
-from substrate.connectors.gitsource import run_git
 from substrate.graph.records import GraphBatch
 
 __all__ = ["CommitInfo", "batch_at", "first_parent_commits", "history_batches", "list_commits"]

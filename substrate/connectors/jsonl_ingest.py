@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,7 @@ def _with_line_numbers(exc: ValidationFailed, nodes: list[int], edges: list[int]
 def ingest_jsonl(
     writer: GraphWriter, path: Path, *, source: str | None = None, tenant: str | None = None,
     batch_size: int = 5000, resume: bool = True, progress: Progress = print,
+    valid_at: datetime | None = None,
 ) -> list[CommitResult]:
     tenant = tenant or writer.settings.tenant
     source = source or f"jsonl:{path.name}"
@@ -87,7 +89,7 @@ def ingest_jsonl(
     results = []
     for batch, node_lines, edge_lines, last in _batches(path, start, batch_size):
         try:
-            result = writer.commit(batch, source=source, tenant=tenant)
+            result = writer.commit(batch, source=source, tenant=tenant, valid_at=valid_at)
         except ValidationFailed as exc:
             _with_line_numbers(exc, node_lines, edge_lines)
             raise

@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from substrate.connectors.gitsource import run_git
-from substrate.demo.gitwriter import commit_tree, init_repo
+from substrate.connectors.gitcmd import run_git
+from substrate.demo.gitwriter import CommitSpec, fast_import, init_repo
 from substrate.demo.timeline import STEPS
 from substrate.demo.topology import PEOPLE, REPO_URL
 from substrate.demo.world import World
@@ -25,10 +25,13 @@ def build_demo_repo(dest: Path) -> Path:
         raise FileExistsError(f"{dest} exists and is not empty")
     init_repo(dest, remote=REPO_URL)
     world = World.initial()
+    commits = []
     for step in STEPS:
         step.apply(world)
         person = PEOPLE[step.author]
-        commit_tree(dest, world.files(), step.subject, step.when, person.full_name, person.email)
+        spec = CommitSpec(world.files(), step.subject, step.when, person.full_name, person.email)
+        commits.append(spec)
+    fast_import(dest, commits)
     return dest
 
 

@@ -6,9 +6,11 @@ configuration is ignored (see :func:`substrate.connectors.gitsource.run_git`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
-from substrate.connectors.gitsource import run_git
+from substrate.connectors.gitcmd import run_git
 
 
 def init_repo(dest: Path, remote: str | None = None, branch: str = "main") -> Path:
@@ -61,3 +63,46 @@ def commit_tree(
     run_git(repo, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "--allow-empty",
             "-m", message, env=identity_env(name, email, when))  # fmt: skip
     return run_git(repo, "rev-parse", "HEAD").decode().strip()
+
+
+@dataclass(frozen=True)
+class CommitSpec:
+    """One commit for :func:`fast_import`: the whole tree after it, who, when, why."""
+
+    files: dict[str, str]
+    message: str
+    when: str  # ISO 8601
+    name: str
+    email: str
+
+
+def _data(text: str) -> bytes:
+    """A fast-import ``data`` block (byte count, raw bytes, the optional LF)."""
+    raw = text.encode("utf-8")
+    return b"data %d\n%s\n" % (len(raw), raw)
+
+
+def _commit_stream(spec: CommitSpec, previous: dict[str, str], branch: str) -> bytes:
+    stamp = int(datetime.fromisoformat(spec.when.replace("Z", "+00:00")).timestamp())
+    who = f"{spec.name} <{spec.email}> {stamp} +0000"
+    out = [f"commit refs/heads/{branch}\nauthor {who}\ncommitter {who}\n".encode()]
+    out.append(_data(spec.message + "\n"))
+    out += [f"D {path}\n".encode() for path in sorted(set(previous) - set(spec.files))]
+    for path, text in sorted(spec.files.items()):
+        if previous.get(path) != text:
+            out.append(f"M 100644 inline {path}\n".encode() + _data(text))
+    return b"".join(out) + b"\n"
+
+
+def fast_import(repo: Path, commits: list[CommitSpec], branch: str = "main") -> None:
+    """Write all ``commits`` on ``branch`` with one ``git fast-import`` and check it out.
+
+    Produces exactly the commits ``commit_tree`` would (same trees, identities, dates and
+    ``message + "\\n"``), in a fraction of the time."""
+    stream: list[bytes] = []
+    previous: dict[str, str] = {}
+    for spec in commits:
+        stream.append(_commit_stream(spec, previous, branch))
+        previous = spec.files
+    run_git(repo, "fast-import", "--quiet", "--done", stdin=b"".join(stream) + b"done\n")
+    run_git(repo, "reset", "--quiet", "--hard", branch)

@@ -8,12 +8,13 @@ the log tail, stop).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -145,10 +146,27 @@ class Part:
                 self.name, pid is not None, False, pid, self.address(), None, str(exc)[:300]
             )
 
+    @contextlib.contextmanager
+    def _start_lock(self) -> Iterator[None]:
+        """Serialise starts of this part across processes (two `up` runs at once)."""
+        self.settings.run_dir.mkdir(parents=True, exist_ok=True)
+        with (self.settings.run_dir / f"{self.name}.start.lock").open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
     def start(self) -> bool:
         """Start the part unless it is already healthy. Returns True when it was started."""
         if self.status().healthy:
             return False
+        with self._start_lock():
+            if self.status().healthy:
+                return False  # another `up` started it while we waited for the lock
+            return self._start()
+
+    def _start(self) -> bool:
         if self.pid() is not None:
             self.stop()  # alive but unhealthy: restart it
         for port in self.ports():
@@ -183,7 +201,7 @@ class Part:
         last = ""
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                self.pid_file.unlink(missing_ok=True)
+                self._forget(proc.pid)
                 raise StackError(
                     f"{self.name} exited with code {proc.returncode} while starting; "
                     f"last lines of {self.log_file}:\n{tail(self.log_file)}"
@@ -198,6 +216,12 @@ class Part:
             f"{self.name} did not become healthy within {self.start_timeout:.0f}s ({last}); "
             f"last lines of {self.log_file}:\n{tail(self.log_file)}"
         )
+
+    def _forget(self, pid: int) -> None:
+        """Remove the pid file if it still names ``pid`` (never another process's file)."""
+        with contextlib.suppress(OSError):
+            if self.pid_file.read_text().strip() == str(pid):
+                self.pid_file.unlink()
 
     def stop(self, timeout: float = 30.0) -> bool:
         pid = self.pid()

@@ -7,6 +7,7 @@ With ``POSTGRES_DSN`` set, no local server is started and the DSN is used as is.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pwd
 import shutil
@@ -23,9 +24,12 @@ ROOT_RUNAS = "pgserver"  # PostgreSQL refuses to run as root
 
 
 def pg_bin() -> Path:
-    import pgserver
-
-    return Path(pgserver.__file__).parent / "pginstall" / "bin"
+    # find the wheel without importing it: its __init__ warns (platformdirs RuntimeDirWarning)
+    # when XDG_RUNTIME_DIR is unset, an error under the test suite's filterwarnings=error
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        raise StackError("the pgserver wheel is not installed; run `make venv`")
+    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
 
 
 class PostgresPart(Part):

@@ -120,7 +120,8 @@ def test_vector_index_returns_the_nearest_vector(driver: Driver, vector_index: s
 def fulltext_index(driver: Driver) -> Iterator[str]:
     driver.execute_query(f"MATCH (n:{FT_LABEL}) DETACH DELETE n")
     driver.execute_query(
-        f"CREATE FULLTEXT INDEX {FT_INDEX} IF NOT EXISTS FOR (n:{FT_LABEL}) ON EACH [n.name, n.text]"
+        f"CREATE FULLTEXT INDEX {FT_INDEX} IF NOT EXISTS "
+        f"FOR (n:{FT_LABEL}) ON EACH [n.name, n.text]"
     )
     try:
         yield FT_INDEX

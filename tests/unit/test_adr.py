@@ -145,9 +145,7 @@ def test_decision_nodes_and_edges(tmp_path: Path) -> None:
     old, new = (f"docs/adr/{p}#L{{}}@{short}" for p in ("0003-sync-payments.md",
                 "0007-async-payments.md"))  # fmt: skip
     edges = {
-        (e.type, e.src, e.dst): e.evidence_ref
-        for e in batch.edges
-        if e.src.startswith("adr:")
+        (e.type, e.src, e.dst): e.evidence_ref for e in batch.edges if e.src.startswith("adr:")
     }
     assert edges == {
         ("SUPERSEDES", "adr:0007", "adr:0003"): old.format(7),

@@ -79,3 +79,24 @@ def test_snapshot_reads_without_checkout(repo: Path) -> None:
     assert snap.read("services/a/README.md") == "# a\n"
     assert snap.ref("services/a/README.md", 1) == f"services/a/README.md#L1@{first.sha[:7]}"
     assert (repo / "services/d/README.md").exists()  # the working tree was not touched
+
+
+def test_evidence_names_the_commit_that_wrote_the_line(tmp_path: Path) -> None:
+    path = init_repo(tmp_path / "blame")
+    base = {"services/a/README.md": "# a\n", "services/b/README.md": "# b\n"}
+    compose = "services:\n  a:\n    image: x/a:1\n    environment:\n      B_URL: http://b:80\n"
+    first = commit_tree(
+        path, {**base, "docker-compose.yml": compose}, "one", "2026-08-03T10:00:00Z"
+    )
+    moved = "# local stack\n\n" + compose + "  b:\n    image: x/b:1\n"
+    second = commit_tree(path, {**base, "docker-compose.yml": moved}, "two", "2026-08-04T10:00:00Z")
+    refs = []
+    for _, batch in history_batches(path):
+        calls = next(e for e in batch.edges if e.type == "CALLS")
+        refs.append(calls.evidence_ref)
+    assert refs == [f"docker-compose.yml#L5@{first[:7]}"] * 2  # stable although now on line 7
+    line = run_git(path, "show", f"{first}:docker-compose.yml").decode().splitlines()[4]
+    assert "B_URL" in line
+    assert GitSnapshot(path, second).ref("docker-compose.yml", 1) == (
+        f"docker-compose.yml#L1@{second[:7]}"
+    )

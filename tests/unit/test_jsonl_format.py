@@ -11,7 +11,8 @@ from substrate.connectors.jsonl_format import parse_jsonl_lines
 from substrate.graph.records import EdgeRecord, NodeRecord
 
 NODE = {"kind": "node", "label": "Service", "ceid": "service:checkout",
-        "props": {"name": "checkout"}, "confidence": 0.99, "provenance": ["jira:SHOP-1"]}  # fmt: skip
+        "props": {"name": "checkout"}, "confidence": 0.99,
+        "provenance": ["jira:SHOP-1"]}  # fmt: skip
 EDGE = {"kind": "edge", "type": "CALLS", "src": "service:a", "dst": "service:b",
         "evidence_ref": "github:acme/shop#pr-412", "confidence": 0.97, "weight": 2,
         "props": {"via": "http"}}  # fmt: skip

@@ -37,7 +37,7 @@ def test_interpolation(text: str, expected: str) -> None:
 
 
 def test_env_file_lines_quotes_and_comments() -> None:
-    text = '# comment\nexport A=1\nB="two words"\nC=plain # trailing\n\nD=\'x#y\'\n'
+    text = "# comment\nexport A=1\nB=\"two words\"\nC=plain # trailing\n\nD='x#y'\n"
     parsed = {k: (f.value, f.line) for k, f in parse_env_file(text, ".env").items()}
     assert parsed == {"A": ("1", 2), "B": ("two words", 3), "C": ("plain", 4), "D": ("x#y", 6)}
 
@@ -196,8 +196,9 @@ def test_compose_and_k8s_nodes(tmp_path: Path) -> None:
     assert nodes["infra:warehouse-0"].props["kind"] == "database"
     assert nodes["infra:namespace-data"].props["kind"] == "namespace"
     assert nodes["service:reporting"].props["aliases"] == ["reporting-api"]
-    assert "DATABASE_URL=postgres://pay:***@orders-db:5432/pay" in (
-        nodes["service:paymentservice"].props["env"]
+    assert (
+        "DATABASE_URL=postgres://pay:***@orders-db:5432/pay"
+        in (nodes["service:paymentservice"].props["env"])
     )
     assert not batch.pending
 
@@ -222,5 +223,7 @@ def test_manifest_edges_with_exact_evidence(tmp_path: Path) -> None:
         ("HOSTS", "infra:namespace-data", "service:reporting"): (k8s.format(5), 1.0),
         ("HOSTS", "infra:namespace-data", "infra:warehouse-0"): (k8s.format(25), 1.0),
     }
-    kafka_env = next(e for e in batch.edges if e.eid == "service:checkout-[DEPENDS_ON]->infra:kafka")
+    kafka_env = next(
+        e for e in batch.edges if e.eid == "service:checkout-[DEPENDS_ON]->infra:kafka"
+    )
     assert kafka_env.props["evidence_refs"] == [over.format(6), base.format(6)]

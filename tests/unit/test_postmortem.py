@@ -1,4 +1,4 @@
-"""Post-mortems → FailurePattern with timestamps, CAUSED_BY (services, datastores, PRs), AFFECTED."""
+"""Post-mortems → FailurePattern (timestamp, severity), CAUSED_BY (services, PRs), AFFECTED."""
 
 from __future__ import annotations
 

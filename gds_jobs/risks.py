@@ -1,0 +1,149 @@
+"""Architectural risk ranking as of a snapshot version (RSN-UC-04 "top architectural risks").
+
+Every live Service and Infrastructure node is scored by adding up factors, each with its
+value, its contribution to the score, and the edges (with their ``evidence_ref``) behind it:
+
+* ``pagerank`` — how much of the system leans on it, directly or transitively (PageRank over
+  the dependency edges above the score of a node nobody uses, relative to the tenant's
+  highest);
+* ``dependents`` — fan-in: distinct entities that call, import, depend on or are hosted by it
+  (divided by the tenant's highest);
+* ``incidents`` — FailurePatterns CAUSED_BY it (0.5 each) or that AFFECTED it (0.25 each);
+* ``ownership`` — a Service with no live OWNS/PRIMARY_OWNER edge, or with PRIMARY_OWNER edges
+  from more than one owner;
+* ``single_point_of_failure`` — Infrastructure with at least ``SPOF_MIN_DEPENDENTS`` dependents.
+
+The weights are constants below so that a ranking can be explained and reproduced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gds_jobs.pagerank import DAMPING, NodeRank, rank_nodes
+from gds_jobs.runtime import JobContext
+from gds_jobs.summaries import Facts, fan_in
+from substrate.retrieval.scope import ReadScope
+
+PAGERANK_WEIGHT = 1.0
+DEPENDENTS_WEIGHT = 0.5
+CAUSED_WEIGHT = 0.5
+AFFECTED_WEIGHT = 0.25
+INCIDENTS_CAP = 1.0
+UNOWNED_WEIGHT = 1.0
+CONFLICTING_OWNER_WEIGHT = 0.5
+SPOF_WEIGHT = 1.0
+SPOF_MIN_DEPENDENTS = 3
+DEFAULT_LIMIT = 10
+MAX_EVIDENCE = 25
+
+
+@dataclass(frozen=True)
+class RiskFactor:
+    factor: str
+    value: Any
+    contribution: float
+    note: str
+    evidence: list[dict[str, Any]] = field(default_factory=list)  # first MAX_EVIDENCE edges
+    evidence_total: int = 0  # how many edges back the factor (more than shown = truncated)
+
+    @property
+    def truncated(self) -> bool:
+        return self.evidence_total > len(self.evidence)
+
+
+@dataclass(frozen=True)
+class RiskItem:
+    ceid: str
+    name: str
+    label: str
+    score: float
+    factors: list[RiskFactor]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for f, d in zip(self.factors, out["factors"], strict=True):
+            d["truncated"] = f.truncated
+        return out
+
+
+@dataclass(frozen=True)
+class Maxima:
+    pagerank: float
+    dependents: int
+
+
+def _hops(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return sorted((dict(r["hop"]) for r in rows),
+                  key=lambda h: (h["type"], h["from"], h["to"], h["evidence_ref"] or ""))
+
+
+def _centrality(facts: Facts, rank: NodeRank | None, top: Maxima) -> list[RiskFactor]:
+    out, n, base = [], fan_in(facts), 1.0 - DAMPING  # base: the score of a node nobody uses
+    if rank is not None and rank.pagerank > base and top.pagerank > base:
+        out.append(RiskFactor("pagerank", rank.pagerank,
+                              PAGERANK_WEIGHT * (rank.pagerank - base) / (top.pagerank - base),
+                              f"PageRank {rank.pagerank:.4f} of a tenant highest "
+                              f"{top.pagerank:.4f}", _hops(facts["dependents"])))
+    if n and top.dependents:
+        out.append(RiskFactor("dependents", n, DEPENDENTS_WEIGHT * n / top.dependents,
+                              f"{n} distinct dependents", _hops(facts["dependents"])))
+    if facts["member"]["label"] == "Infrastructure" and n >= SPOF_MIN_DEPENDENTS:
+        out.append(RiskFactor("single_point_of_failure", n, SPOF_WEIGHT,
+                              f"infrastructure with {n} dependents (>= {SPOF_MIN_DEPENDENTS})",
+                              _hops(facts["dependents"])))
+    return out
+
+
+def _incidents(facts: Facts) -> list[RiskFactor]:
+    by_type: dict[str, set[str]] = {"CAUSED_BY": set(), "AFFECTED": set()}
+    for r in facts["incidents"]:
+        by_type[r["hop"]["type"]].add(r["other"]["ceid"])
+    caused, affected = len(by_type["CAUSED_BY"]), len(by_type["AFFECTED"] - by_type["CAUSED_BY"])
+    if not caused and not affected:
+        return []
+    value = {"caused_by": caused, "affected": affected}
+    share = min(INCIDENTS_CAP, CAUSED_WEIGHT * caused + AFFECTED_WEIGHT * affected)
+    return [RiskFactor("incidents", value, share,
+                       f"caused {caused} incident(s), affected by {affected} more",
+                       _hops(facts["incidents"]))]
+
+
+def _ownership(facts: Facts) -> list[RiskFactor]:
+    if facts["member"]["label"] != "Service":
+        return []
+    owners = facts["owners"]
+    if not owners:
+        return [RiskFactor("ownership", 0, UNOWNED_WEIGHT,
+                           "no live OWNS or PRIMARY_OWNER edge at this snapshot")]
+    primary = [r for r in owners if r["hop"]["type"] == "PRIMARY_OWNER"]
+    claimants = sorted({r["other"]["ceid"] for r in primary})
+    if len(claimants) > 1:
+        return [RiskFactor("ownership", len({r["other"]["ceid"] for r in owners}),
+                           CONFLICTING_OWNER_WEIGHT,
+                           f"conflicting PRIMARY_OWNER claims: {', '.join(claimants)}",
+                           _hops(primary))]
+    return []
+
+
+def score(facts: Facts, rank: NodeRank | None, top: Maxima) -> RiskItem:
+    """One entity's risk item from its facts (``gds/entity_facts``) and its rank."""
+    factors = [*_centrality(facts, rank, top), *_incidents(facts), *_ownership(facts)]
+    factors = [RiskFactor(f.factor, f.value, round(f.contribution, 4), f.note,
+                          f.evidence[:MAX_EVIDENCE], len(f.evidence)) for f in factors]
+    m = facts["member"]
+    return RiskItem(m["ceid"], m["name"], m["label"],
+                    round(sum(f.contribution for f in factors), 4), factors)
+
+
+def rank_risks(ctx: JobContext, scope: ReadScope, limit: int = DEFAULT_LIMIT) -> list[RiskItem]:
+    """The ``limit`` riskiest Services and Infrastructure, highest score first."""
+    ranks = {r.ceid: r for r in rank_nodes(ctx, scope, ("Service", "Infrastructure"))}
+    rows = ctx.rows("gds/entity_facts", scope, ceids=sorted(ranks))
+    top = Maxima(max((r.pagerank for r in ranks.values()), default=0.0),
+                 max((fan_in(f) for f in rows), default=0))
+    items = [score(f, ranks.get(f["member"]["ceid"]), top) for f in rows]
+    items = [i for i in items if i.score > 0]
+    return sorted(items, key=lambda i: (-i.score, i.ceid))[:limit]

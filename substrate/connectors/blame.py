@@ -1,0 +1,81 @@
+"""Where each line of a file came from: ``git blame --porcelain``, cached across commits.
+
+The cache is exact, never a guess: blame of ``path`` at commit ``C`` is reused for a commit
+whose only parent is ``C`` and whose ``path`` has the same blob (a commit that does not touch
+a file leaves its blame unchanged). Replaying a history commit by commit therefore runs
+``git blame`` only for the files each commit changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from pathlib import Path
+
+from substrate.connectors.gitcmd import GitError, run_git, tree_blobs
+
+Origins = tuple[tuple[str, int], ...]  # per line of the file: (commit sha, line there)
+_HEADER = re.compile(r"^([0-9a-f]{40}) (\d+) (\d+)")
+_CACHE: OrderedDict[tuple[str, str, str], tuple[str, Origins]] = OrderedDict()
+_PARENTS: dict[tuple[str, str], tuple[str, dict[str, str]] | None] = {}
+_LIMIT = 20_000
+
+
+def parse_porcelain(text: str) -> Origins:
+    """``(origin commit, origin line)`` for each final line, in order."""
+    found: dict[int, tuple[str, int]] = {}
+    for line in text.splitlines():
+        match = _HEADER.match(line)
+        if match:
+            found[int(match.group(3))] = (match.group(1), int(match.group(2)))
+    return tuple(found[n] for n in sorted(found))
+
+
+def _only_parent(repo: Path, commit: str) -> tuple[str, dict[str, str]] | None:
+    """The single parent of ``commit`` and its blobs (``None`` for merges and roots)."""
+    key = (str(repo), commit)
+    if key not in _PARENTS:
+        shas = run_git(repo, "rev-list", "--parents", "-n", "1", commit).split()
+        parents = [s.decode() for s in shas[1:]]
+        one = (parents[0], tree_blobs(repo, parents[0])) if len(parents) == 1 else None
+        _PARENTS[key] = one
+    return _PARENTS[key]
+
+
+def _remember(key: tuple[str, str, str], value: tuple[str, Origins]) -> None:
+    _CACHE[key] = value
+    _CACHE.move_to_end(key)
+    while len(_CACHE) > _LIMIT:
+        _CACHE.popitem(last=False)
+    while len(_PARENTS) > _LIMIT:
+        _PARENTS.pop(next(iter(_PARENTS)))
+
+
+def blame(repo: Path, commit: str, blob: str, path: str) -> Origins:
+    """Origins of every line of ``path`` (whose blob is ``blob``) at ``commit``."""
+    key = (str(repo), commit, path)
+    if key in _CACHE:
+        return _CACHE[key][1]
+    parent = _only_parent(repo, commit)
+    if parent is not None and parent[1].get(path) == blob:
+        cached = _CACHE.get((str(repo), parent[0], path))
+        if cached is not None and cached[0] == blob:
+            _remember(key, cached)
+            return cached[1]
+    out = run_git(repo, "blame", "--porcelain", commit, "--", path)
+    origins = parse_porcelain(out.decode("utf-8", "replace"))
+    _remember(key, (blob, origins))
+    return origins
+
+
+def blame_line(
+    repo: Path, commit: str, blobs: dict[str, str], path: str, line: int
+) -> tuple[str, int] | None:
+    """Origin of one line, ``None`` when the file or line does not exist or blame fails."""
+    if path not in blobs:
+        return None
+    try:
+        origins = blame(repo, commit, blobs[path], path)
+    except GitError:
+        return None
+    return origins[line - 1] if 1 <= line <= len(origins) else None

@@ -1,0 +1,51 @@
+"""Load the demo organisation through the real connectors (idempotent: a second run makes
+no snapshot). The git repository is built deterministically into the state directory, its
+history replayed commit by commit; the non-repository facts come from ``org.jsonl``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from substrate.connectors.git_ingest import ingest_git
+from substrate.connectors.history import list_commits
+from substrate.connectors.jsonl_ingest import ingest_jsonl
+from substrate.db import neo4j_driver
+from substrate.demo.build_repo import build_demo_repo
+from substrate.embeddings import make_embedder
+from substrate.graph.writer import GraphWriter
+from substrate.settings import Settings
+from substrate.stack.part import Progress, _print
+
+ORG_JSONL = Path(__file__).resolve().parent / "org.jsonl"
+
+
+def demo_repo(settings: Settings) -> Path:
+    repo = settings.home / "demo" / "acme-shop"
+    if not (repo / ".git").exists():
+        repo.parent.mkdir(parents=True, exist_ok=True)
+        build_demo_repo(repo)
+    return repo
+
+
+def load_demo(settings: Settings, progress: Progress = _print) -> list[int]:
+    """Returns the snapshot versions this run created (empty when already loaded)."""
+    repo = demo_repo(settings)
+    driver = neo4j_driver(settings)
+    try:
+        writer = GraphWriter(settings, driver, make_embedder(settings))
+        progress(f"[demo] replaying the history of {repo}")
+        results = ingest_git(writer, repo, history=True, progress=progress)
+        last = list_commits(repo)[-1].when
+        results += ingest_jsonl(
+            writer,
+            ORG_JSONL,
+            source="jsonl:acme-org",
+            valid_at=last,
+            resume=False,
+            progress=progress,
+        )
+    finally:
+        driver.close()
+    made = [r.snapshot_version for r in results if r.snapshot_version]
+    progress(f"[demo] {len(made)} new snapshot(s)" if made else "[demo] already loaded")
+    return made

@@ -1,0 +1,77 @@
+"""Global GraphRAG retrieval (RSN-14): the community summaries nearest to a query embedding.
+
+The summaries are written by the ``communities`` GDS job (``gds_jobs.communities``) into
+PostgreSQL ``community_summaries``. The search is an exact cosine ranking inside the tenant
+(pgvector ``<=>`` over a materialised per-tenant set): a tenant has tens to hundreds of
+communities, and an HNSW scan filtered by tenant afterwards could return fewer than ``k``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector_async
+
+from substrate.errors import BadRequest, Unavailable
+from substrate.settings import Settings
+
+MAX_K = 100
+INDEX_NAME = "community_summaries"
+_QUERY = """
+WITH tenant_rows AS MATERIALIZED (
+  SELECT community_id, level, snapshot_version, title, summary, members, embedding
+  FROM community_summaries WHERE tenant_id = %(tenant)s AND embedding IS NOT NULL
+)
+SELECT community_id, level, snapshot_version, title, summary, members,
+       1 - (embedding <=> %(q)s) AS score
+FROM tenant_rows
+ORDER BY embedding <=> %(q)s, level, community_id
+LIMIT %(k)s
+"""
+
+
+async def _check_model(conn: psycopg.AsyncConnection[Any], dims: int,
+                       model_id: str | None) -> None:
+    cur = await conn.execute(
+        "SELECT model_id, dimensions FROM embedding_models WHERE index_name = %s", (INDEX_NAME,)
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return  # nothing stored yet: the search finds nothing
+    if row[1] != dims or (model_id is not None and row[0] != model_id):
+        raise Unavailable(
+            f"community summaries were embedded with {row[0]} ({row[1]} dimensions); "
+            f"the query embedding is {model_id or 'unnamed'} ({dims} dimensions)",
+            {"stored_model": row[0], "stored_dimensions": row[1]},
+        )
+
+
+async def global_search(
+    settings: Settings, tenant: str, query_embedding: Sequence[float], k: int = 5,
+    *, model_id: str | None = None,
+) -> list[dict[str, Any]]:
+    """The ``k`` community summaries of ``tenant`` most similar to ``query_embedding``.
+
+    Rows carry ``rank`` (1-based), ``score`` (cosine similarity), ``community_id``,
+    ``level``, ``snapshot_version``, ``title``, ``summary`` and ``members``. ``model_id``,
+    when given, must be the model the summaries were embedded with.
+    """
+    if not 1 <= k <= MAX_K:
+        raise BadRequest(f"k must be 1..{MAX_K}", {"k": k})
+    if len(query_embedding) != settings.embedding_dim:
+        raise BadRequest(f"query embedding has {len(query_embedding)} dimensions, "
+                         f"EMBEDDING_DIM is {settings.embedding_dim}")
+    vector = np.asarray(query_embedding, dtype=np.float32)
+    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+        await register_vector_async(conn)
+        await _check_model(conn, len(query_embedding), model_id)
+        cur = await conn.execute(_QUERY, {"tenant": tenant, "q": vector, "k": k})
+        names = [d.name for d in cur.description or ()]
+        rows = [dict(zip(names, r, strict=True)) for r in await cur.fetchall()]
+    for rank, row in enumerate(rows, start=1):
+        row["rank"] = rank
+        row["score"] = round(float(row["score"]), 6)
+    return rows

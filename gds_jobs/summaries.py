@@ -15,8 +15,8 @@ from typing import Any
 Facts = Mapping[str, Any]  # one row of gds/entity_facts
 MAX_LISTED = 12
 MAX_DESCRIPTION = 160
-VERBS = {"CALLS": "calls", "DEPENDS_ON": "depends on", "IMPORTS": "imports",
-         "HOSTS": "is hosted by"}
+PASSIVE = {"CALLS": "called by", "DEPENDS_ON": "depended on by", "IMPORTS": "imported by",
+           "HOSTS": "hosts"}
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,14 @@ def _member_lines(rows: Sequence[Facts]) -> list[str]:
     return lines
 
 
+def _names(names: set[str], limit: int = 5) -> str:
+    ordered = sorted(names)
+    more = f" and {len(ordered) - limit} more" if len(ordered) > limit else ""
+    return ", ".join(ordered[:limit]) + more
+
+
 def _dependency_lines(rows: Sequence[Facts], inside: set[str]) -> list[str]:
-    internal: list[str] = []
+    internal: dict[tuple[str, str], set[str]] = defaultdict(set)  # (target, type) -> sources
     outside: dict[str, set[str]] = defaultdict(set)
     users: dict[str, set[str]] = defaultdict(set)
     for f in rows:
@@ -74,23 +80,24 @@ def _dependency_lines(rows: Sequence[Facts], inside: set[str]) -> list[str]:
         for h in f["dependents"]:
             if h["other"]["ceid"] not in inside:
                 users[name].add(h["other"]["name"])
-        for h in sorted(f["depends_on"], key=lambda h: (h["hop"]["type"], h["other"]["ceid"])):
-            other = h["other"]
-            if other["ceid"] in inside:
-                internal.append(f"{name} {VERBS.get(h['hop']['type'], 'uses')} {other['name']}")
+        for h in f["depends_on"]:
+            if h["other"]["ceid"] in inside:
+                internal[(h["other"]["name"], h["hop"]["type"])].add(name)
             else:
-                outside[other["name"]].add(name)
+                outside[h["other"]["name"]].add(name)
     lines = []
-    if internal:
-        lines.append("Key dependencies: " + _listing(internal) + ".")
+    if internal:  # the most depended-upon targets first
+        ranked = sorted(internal.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        lines.append("Key dependencies: " + _listing(
+            [f"{t} ({PASSIVE.get(k, 'used by')} {_names(u)})" for (t, k), u in ranked]) + ".")
     if outside:
-        ranked = sorted(outside.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        ranked_out = sorted(outside.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         lines.append("Relies outside the community on: " + _listing(
-            [f"{o} (used by {', '.join(sorted(u))})" for o, u in ranked]) + ".")
+            [f"{o} (used by {_names(u)})" for o, u in ranked_out]) + ".")
     if users:
-        ranked = sorted(users.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        ranked_out = sorted(users.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         lines.append("Used from outside the community: " + _listing(
-            [f"{m} (by {', '.join(sorted(u))})" for m, u in ranked]) + ".")
+            [f"{m} (by {_names(u)})" for m, u in ranked_out]) + ".")
     return lines
 
 

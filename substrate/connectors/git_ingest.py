@@ -7,9 +7,11 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+import psycopg
+
 from substrate.connectors.chunking import ChunkerConfig, chunk_document
 from substrate.connectors.gitrepo import batch_at
-from substrate.connectors.history import first_parent_commits
+from substrate.connectors.history import CommitInfo, first_parent_commits
 from substrate.graph.records import GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
 
@@ -30,6 +32,24 @@ def with_chunks(batch: GraphBatch) -> GraphBatch:
     return batch
 
 
+def _processed(dsn: str, tenant: str, source: str) -> set[str]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT sha FROM ingested_commits WHERE tenant_id = %s AND source = %s",
+            (tenant, source),
+        ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def _mark(dsn: str, tenant: str, source: str, commit: CommitInfo, version: int | None) -> None:
+    with psycopg.connect(dsn) as conn:
+        conn.execute(
+            "INSERT INTO ingested_commits (tenant_id, source, sha, committed_at, snapshot_version)"
+            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (tenant, source, commit.sha, commit.when, version),
+        )
+
+
 def ingest_git(
     writer: GraphWriter, repo: Path, *, history: bool = False, since: str | None = None,
     until: str | None = None, every: int = 1, tenant: str | None = None,
@@ -38,9 +58,15 @@ def ingest_git(
     """Each replayed commit becomes one snapshot stamped with the commit time (sync mode:
     what the repository no longer says is closed, never deleted)."""
     source = f"git:{repo.resolve().name}"
+    tenant = tenant or writer.settings.tenant
     commits = first_parent_commits(repo, since=since, until=until, every=every)
     if not history:
         commits = commits[-1:]
+    done = _processed(writer.settings.postgres_dsn, tenant, source)
+    skipped = [c for c in commits if c.sha in done]
+    commits = [c for c in commits if c.sha not in done]
+    if skipped:
+        progress(f"[git] {len(skipped)} commit(s) already replayed for {source}; skipping them")
     results = []
     started = time.monotonic()
     for i, commit in enumerate(commits, 1):
@@ -50,6 +76,7 @@ def ingest_git(
             valid_at=datetime.fromisoformat(commit.timestamp),
             note=f"{commit.sha} {commit.subject}",
         )
+        _mark(writer.settings.postgres_dsn, tenant, source, commit, result.snapshot_version)
         results.append(result)
         progress(f"[git] {i}/{len(commits)} {commit.sha[:8]} {commit.timestamp} "
                  f"snapshot {result.snapshot_version or 'unchanged'} "

@@ -27,15 +27,19 @@ Rules:
   ``WHERE`` in node/relationship patterns and label expressions (``|``, ``&``, ``!``, ``%``,
   ``IS``) are kept as written.
 
-Refused with ``BadRequest`` (400, ``detail.construct`` names it), because the rewriter cannot
-put a scope predicate on what they match: parameters or names starting with ``__`` (reserved);
-pattern expressions outside ``MATCH`` (pattern predicates ``WHERE (a)-->(b)``, pattern
-comprehensions ``[(a)-->(b) | b]``); ``EXISTS { }``, ``COUNT { }``, ``COLLECT { }``;
-``shortestPath``/``allShortestPaths``, path selectors (``ANY``, ``SHORTEST``, ``ALL``) and
-match modes; quantified path patterns ``((a)-->(b)){1,3}`` and quantified relationships
-``-->+``; ``CALL`` of any procedure other than the schema ones in ``SCOPE_SAFE_PROCEDURES``
-(fulltext/vector index queries, APOC expansion and GDS streams return elements from every
-tenant and version); functions on ``UNSCOPABLE_FUNCTIONS`` (fetch by id, degree, neighbours).
+Refused with ``BadRequest`` (400, ``detail.construct`` names it, ``detail.offset`` points at it),
+because the rewriter cannot put a scope predicate on what they match — never answered unscoped:
+parameters or names starting with ``__`` (reserved); pattern expressions outside ``MATCH``
+(pattern predicates ``WHERE (a)-->(b)``, comprehensions ``[(a)-->(b) | b]``); ``EXISTS { }``,
+``COUNT { }``, ``COLLECT { }``; ``shortestPath``/``allShortestPaths``, path selectors (``ANY``,
+``SHORTEST``, ``ALL``) and match modes; quantified path patterns ``((a)-->(b)){1,3}`` and
+quantified relationships ``-->+``; ``CALL`` of any procedure but the schema ones in
+``SCOPE_SAFE_PROCEDURES`` (index queries, APOC expansion and GDS streams return elements of every
+tenant and version); functions on ``UNSCOPABLE_FUNCTIONS`` (fetch by id, degree, neighbours);
+any MATCH text the pattern parser does not recognise. The text is read with comments and string
+contents blanked, so ``'MATCH (x)'`` in a literal is inert; Unicode arrow characters
+(``–``, ``＞``...) count as ``-``/``>``. Fail-closed false positives: an expression such as
+``(x)--1`` looks like a pattern and is refused; write ``(x) - (-1)``.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from substrate.errors import BadRequest
-from substrate.retrieval.cypher_guard import _comment_end, _matches, _skip_quoted
+from substrate.retrieval.cypher_guard import _comment_end, _matches, _skip_quoted, mask
 
 RESERVED_PARAMETERS = ("__v", "__tenant", "__clearance")
 SCOPE_SAFE_PROCEDURES: tuple[str, ...] = (
@@ -62,6 +66,11 @@ _CLAUSES = frozenset({"MATCH", "OPTIONAL", "WITH", "RETURN", "UNWIND", "CALL", "
                       "FINISH", "ORDER", "SKIP", "LIMIT", "OFFSET", "YIELD"})
 _SELECTORS = {"ANY": "path selector", "ALL": "path selector", "SHORTEST": "path selector",
               "REPEATABLE": "match mode", "DIFFERENT": "match mode"}
+# Cypher also reads these as the line and heads of an arrow: ``(a)–[r]–＞(b)`` is a pattern.
+_ARROWS = str.maketrans({**dict.fromkeys("\u00ad\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+                                         "\ufe58\ufe63\uff0d", "-"),
+                         **dict.fromkeys("\u27e8\u3008\ufe64\uff1c", "<"),
+                         **dict.fromkeys("\u27e9\u3009\ufe65\uff1e", ">")})
 _IDENT = re.compile(r"\s*([A-Za-z_]\w*)")
 _REL_IN_EXPR = re.compile(r"\)\s*<?\s*-\s*[-\[]")
 _SUBQUERY_EXPR = re.compile(r"(?<![\w.$])(EXISTS|COUNT|COLLECT)\s*\{", re.I)
@@ -98,7 +107,7 @@ def _refuse(construct: str, offset: int, reason: str) -> BadRequest:
 
 def _structure(query: str) -> str:
     """Same-length text for parsing: comments and string contents blanked, quoted names
-    replaced by ``x``s (so brackets inside them do not count)."""
+    replaced by ``x``s (so brackets inside them do not count), arrow characters in ASCII."""
     out: list[str] = []
     i = 0
     while i < len(query):
@@ -108,15 +117,14 @@ def _structure(query: str) -> str:
             out.append(" " * (end - i))
         elif c in "'\"`":
             end = _skip_quoted(query, i, c)
-            if c == "`" and query.startswith("__", i + 1) and query[i - 1: i] not in (".",):
+            if c == "`" and query.startswith("__", i + 1) and query[i - 1: i] != ".":
                 raise _refuse("reserved name", i, "names starting with `__` are reserved")
-            fill = "x" if c == "`" else " "
-            out.append(fill * (end - i) if c == "`" else c + fill * (end - i - 2) + c)
+            out.append("x" * (end - i) if c == "`" else c + " " * (end - i - 2) + c)
         else:
             end = i + 1
             out.append(c)
         i = end
-    return "".join(out)
+    return "".join(out).translate(_ARROWS)
 
 
 @dataclass(frozen=True)
@@ -174,7 +182,7 @@ class _Pattern:
     def __init__(self, query: str, s: str, d: list[int], scope: _Scope) -> None:
         self.q, self.s, self.d, self.scope = query, s, d, scope
         self.preds: dict[str, str] = {}
-        self.i = 0
+        self.i = self.end = 0
 
     def _ws(self) -> str:
         while self.i < self.end and self.s[self.i].isspace():
@@ -202,7 +210,8 @@ class _Pattern:
             path = self.q[m.start(1): m.end(1)]
             self.i = self.s.index("=", m.end()) + 1
             self._ws()
-        varlength = self._node()
+        self._node()
+        varlength = False
         while self._ws() in ("-", "<"):
             varlength |= self._rel()
             self._node()
@@ -226,11 +235,11 @@ class _Pattern:
         self.scope.edits.append((open_at + 1, f"{var} "))
         return var
 
-    def _node(self) -> bool:
+    def _node(self) -> None:
         c = self._ws()
         if c != "(":
             m = _IDENT.match(self.s, self.i, self.end)
-            word = m.group(1).upper() if m else c
+            word = m.group(1).upper() if m else (c or "end of pattern")
             construct = _SELECTORS.get(word, "unsupported pattern syntax")
             raise _refuse(construct, self.i, f"expected a node pattern, found `{word}`")
         close = _closing(self.s, self.d, self.i)
@@ -238,17 +247,15 @@ class _Pattern:
         self.preds.setdefault(var, node_predicate(var))
         self.i = close + 1
         self._no_quantifier()
-        return False
 
     def _no_quantifier(self) -> None:
         if self._ws() in ("{", "+", "*"):
             raise _refuse("quantified path pattern", self.i, "quantifiers are not scoped")
 
     def _rel(self) -> bool:
-        if self.s[self.i] == "<":
+        if self._ws() == "<":
             self.i += 1
-            self._ws()
-        if self.s[self.i] != "-":
+        if self._ws() != "-":
             raise _refuse("unsupported pattern syntax", self.i, "expected a relationship")
         first_dash = self.i
         self.i += 1
@@ -266,7 +273,7 @@ class _Pattern:
             self.scope.edits.append((first_dash + 1, f"[{var}]"))
             self.preds[var] = rel_predicate(var)
         if self._ws() != "-":
-            raise _refuse("unsupported pattern syntax", self.i, "expected `-` after `]`")
+            raise _refuse("unsupported pattern syntax", self.i, "expected `-`")
         self.i += 1
         if self._ws() == ">":
             self.i += 1
@@ -321,16 +328,19 @@ def _scope_match(query: str, s: str, d: list[int], clause: _Clause, scope: _Scop
     if clause.where is None:
         scope.edits.append((tail, f" WHERE {conjunction}"))
     else:
-        head = clause.where.end + len(s[clause.where.end:]) - len(s[clause.where.end:].lstrip())
+        head = clause.where.end
+        while head < tail and s[head].isspace():
+            head += 1
         scope.edits.append((head, "("))
         scope.edits.append((tail, f") AND {conjunction}"))
 
 
-def _check_calls(s: str, words: list[_Word]) -> None:
+def _check_routines(names: str, words: list[_Word]) -> None:
+    """``names``: the text with back-ticked names un-quoted (``cypher_guard.mask``)."""
     for w in words:
         if w.upper != "CALL" or not w.keyword:
             continue
-        rest = s[w.end:].lstrip()
+        rest = names[w.end:].lstrip()
         if rest.startswith(("{", "(")):
             continue  # a subquery; its MATCH clauses are scoped like any other
         m = re.match(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*", rest)
@@ -339,6 +349,11 @@ def _check_calls(s: str, words: list[_Word]) -> None:
             raise _refuse(f"procedure {name}", w.start,
                           "its results cannot be restricted to the tenant, clearance and "
                           "snapshot; only schema procedures are allowed in scoped queries")
+    for m in _INVOCATION.finditer(names):
+        name = re.sub(r"\s+", "", m.group(1))
+        if _matches(name, UNSCOPABLE_FUNCTIONS):
+            raise _refuse(f"function {name}", m.start(),
+                          "it reads graph elements outside the matched pattern")
 
 
 def _check_expressions(s: str) -> None:
@@ -351,11 +366,6 @@ def _check_expressions(s: str) -> None:
                       "patterns in subquery expressions are not scoped")
     if m := _SHORTEST.search(s):
         raise _refuse(m.group(1), m.start(), "shortest-path search is not scoped")
-    for m in _INVOCATION.finditer(s):
-        name = re.sub(r"\s+", "", m.group(1))
-        if _matches(name, UNSCOPABLE_FUNCTIONS):
-            raise _refuse(f"function {name}", m.start(),
-                          "it reads graph elements outside the matched pattern")
 
 
 def _check_leftover_patterns(s: str, spans: list[tuple[int, int]]) -> None:
@@ -372,12 +382,10 @@ def _check_leftover_patterns(s: str, spans: list[tuple[int, int]]) -> None:
 
 def _apply(query: str, edits: list[tuple[int, str]]) -> str:
     out, last = [], 0
-    for pos, text in sorted(edits, key=lambda e: e[0]):
-        out.append(query[last:pos])
-        out.append(text)
+    for pos, text in sorted(edits, key=lambda e: e[0]):  # stable: same position, same order
+        out += [query[last:pos], text]
         last = pos
-    out.append(query[last:])
-    return "".join(out)
+    return "".join([*out, query[last:]])
 
 
 def scope_query(query: str) -> str:
@@ -390,7 +398,7 @@ def scope_query(query: str) -> str:
     _check_expressions(s)
     d = _depths(s)
     words = _words(s)
-    _check_calls(s, words)
+    _check_routines(mask(body), words)
     scope, spans = _Scope(), []
     for k, w in enumerate(words):
         if w.upper == "MATCH" and w.keyword:

@@ -203,7 +203,7 @@ def test_communities_are_the_two_clusters(
     by_id = {i.community.community_id: i.summary for i in again}
     payments = next(c for c in top if "service:payments" in c.members)
     text = by_id[payments.community_id].text
-    assert "checkout calls payments" in text and "Team payments owns" in text
+    assert "payments (called by cart, checkout)" in text and "Team payments owns" in text
     discovery = next(c for c in top if "service:recommendations" in c.members)
     text = by_id[discovery.community_id].text
     assert "No recorded owner: recommendations" in text

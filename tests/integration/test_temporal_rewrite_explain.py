@@ -21,6 +21,9 @@ pytestmark = pytest.mark.integration
 
 OPEN = 2**62
 USER_PARAMS: dict[str, Any] = {"name": "payments", "names": ["payments"]}
+# The hint on Service(tenant_id) is satisfiable only once the rewrite adds n.tenant_id = ...
+NOT_VALID_BEFORE_REWRITE = {
+    "MATCH (n:Service) USING INDEX n:Service(tenant_id) WHERE n.name = $name RETURN n"}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +45,8 @@ def test_rewritten_query_is_valid_cypher(driver: Driver, query: str, expected: s
     params = {**USER_PARAMS, **scope_parameters("t-explain", 3, ["public", "internal"])}
     rewritten = scope_query(query)
     with driver.session(default_access_mode="READ") as session:
-        session.run(f"EXPLAIN {query}", USER_PARAMS).consume()  # the input is valid too
+        if query not in NOT_VALID_BEFORE_REWRITE:
+            session.run(f"EXPLAIN {query}", USER_PARAMS).consume()  # the input is valid too
         summary = session.run(f"EXPLAIN {rewritten}", params).consume()
     assert summary.plan is not None
 

@@ -25,6 +25,7 @@ from typing import Any
 from gds_jobs.pagerank import DAMPING, NodeRank, rank_nodes
 from gds_jobs.runtime import JobContext
 from gds_jobs.summaries import Facts, fan_in
+from substrate.errors import BadRequest
 from substrate.retrieval.scope import ReadScope
 
 PAGERANK_WEIGHT = 1.0
@@ -140,6 +141,8 @@ def score(facts: Facts, rank: NodeRank | None, top: Maxima) -> RiskItem:
 
 def rank_risks(ctx: JobContext, scope: ReadScope, limit: int = DEFAULT_LIMIT) -> list[RiskItem]:
     """The ``limit`` riskiest Services and Infrastructure, highest score first."""
+    if limit < 1:
+        raise BadRequest("limit must be at least 1", {"limit": limit})
     ranks = {r.ceid: r for r in rank_nodes(ctx, scope, ("Service", "Infrastructure"))}
     rows = ctx.rows("gds/entity_facts", scope, ceids=sorted(ranks))
     top = Maxima(max((r.pagerank for r in ranks.values()), default=0.0),

@@ -100,13 +100,13 @@ class WritePlan:
             self._run(tx, "graph/create_edges", ctx, "rows", rows, **stamp)
 
     def _mark_conflicts(self, tx: ManagedTransaction, changes: d.ChangeSet) -> None:
-        subjects: dict[str, set[str]] = defaultdict(set)
-        for _, edge in changes.edge_adds:
-            if self.ontology.single_valued(edge.type):
-                subjects[edge.type].add(edge.src)
-        for _, live in changes.edge_closes:
-            if self.ontology.single_valued(live["type"]):
-                subjects[live["type"]].add(live["src"])
-        for rel_type, subs in subjects.items():
-            self._run(tx, "graph/mark_conflicts", {"rel_type": rel_type}, "subjects",
-                      sorted(subs))
+        subjects: dict[tuple[str, str], set[str]] = defaultdict(set)
+        touched = [(e.type, e.src, e.dst) for _, e in changes.edge_adds]
+        touched += [(e["type"], e["src"], e["dst"]) for _, e in changes.edge_closes]
+        for rel_type, src, dst in touched:
+            side = self.ontology.single_valued_side(rel_type)
+            if side is not None:
+                subjects[(rel_type, side)].add(dst if side == "target" else src)
+        for (rel_type, side), subs in subjects.items():
+            self._run(tx, "graph/mark_conflicts", {"rel_type": rel_type, "side": side},
+                      "subjects", sorted(subs))

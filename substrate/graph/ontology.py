@@ -35,7 +35,14 @@ class Ontology:
         return rel_type in self.relationships
 
     def single_valued(self, rel_type: str) -> bool:
-        return bool(self.relationships.get(rel_type, {}).get("single_valued"))
+        return self.single_valued_side(rel_type) is not None
+
+    def single_valued_side(self, rel_type: str) -> str | None:
+        """``source``, ``target`` or None: which end of the edge may have only one."""
+        value = self.relationships.get(rel_type, {}).get("single_valued")
+        if value in (None, False):
+            return None
+        return "source" if value is True else str(value)
 
     def label_for_ceid(self, ceid: str) -> str | None:
         prefix = ceid.split(":", 1)[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -74,6 +74,8 @@ class GraphWriter:
         and no longer asserts is closed. ``verified``: a human approved it (no threshold)."""
         tenant = tenant or self.settings.tenant
         valid_at = valid_at or datetime.now(UTC)
+        batch = GraphBatch(batch.nodes, [replace(e, source=source) for e in batch.edges],
+                           batch.pending)  # an edge belongs to the source that commits it
         nodes, edges, pending = self._split_by_confidence(batch, verified)
         digest = d.content_hash(nodes, edges, source, mode)
         with psycopg.connect(self.settings.postgres_dsn) as conn:

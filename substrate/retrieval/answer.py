@@ -48,7 +48,7 @@ def _deps(facts: list[dict[str, Any]], cites: Citations, verb: str) -> str:
 def _owners(fact: dict[str, Any], cites: Citations) -> str:
     lines = []
     for owner in fact["owners"]:
-        refs = "".join(cites.cite(c) for c in owner["claims"])
+        refs = "".join(dict.fromkeys(cites.cite(c) for c in owner["claims"]))
         tag = " (primary)" if any(c["primary"] for c in owner["claims"]) else ""
         lines.append(f"{_name(owner)}{tag}{refs}")
     text = f"{_name(fact['subject'])} is owned by " + ", ".join(lines) + "."

@@ -84,7 +84,7 @@ def merge_owners(rows: list[dict[str, Any]]) -> dict[str, Any]:
     declared = {c for c, o in owners.items()
                 if any(not str(h["source"]).startswith("git:") for h in o["claims"])}
     note = None
-    if codeowners and declared and codeowners != declared:
+    if codeowners and declared and not declared <= codeowners:
         note = ("OWNS edges and CODEOWNERS disagree: CODEOWNERS names "
                 f"{sorted(codeowners)}, other sources name {sorted(declared)}")
     conflicts = [h for o in owners.values() for h in o["claims"] if h.get("conflict")]

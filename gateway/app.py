@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.services = open_services(settings)
         app.state.read = ReadService(app.state.services)
+        await asyncio.to_thread(app.state.read.warm_up)  # load the embedder before serving
         try:
             yield
         finally:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gds_jobs.communities import run_communities
+from gds_jobs.runtime import job_context, job_scope
 from substrate.connectors.git_ingest import ingest_git
 from substrate.connectors.history import list_commits
 from substrate.connectors.jsonl_ingest import ingest_jsonl
@@ -44,8 +46,12 @@ def load_demo(settings: Settings, progress: Progress = _print) -> list[int]:
             resume=False,
             progress=progress,
         )
+        made = [r.snapshot_version for r in results if r.snapshot_version]
+        if made:
+            progress("[demo] building Leiden community summaries (global GraphRAG)")
+            with job_context(settings) as ctx:
+                run_communities(ctx, job_scope(settings, settings.tenant), writer.embedder)
     finally:
         driver.close()
-    made = [r.snapshot_version for r in results if r.snapshot_version]
     progress(f"[demo] {len(made)} new snapshot(s)" if made else "[demo] already loaded")
     return made

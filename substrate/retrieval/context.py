@@ -83,6 +83,7 @@ class SearchContext:
     embed_query: EmbedQuery
     options: SearchOptions
     seeds: list[dict[str, Any]] = field(default_factory=list)
+    services: Any = None  # substrate.services.Services, for strategies that need sync access
     _embedding: list[float] | None = None
 
     async def query_embedding(self) -> list[float]:

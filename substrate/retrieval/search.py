@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from substrate.errors import BadRequest
 from substrate.retrieval import answer as answers
 from substrate.retrieval.context import Hit, SearchContext, SearchOptions, StrategyResult
 from substrate.retrieval.context_fusion import ContextItem, fuse_context
@@ -86,6 +87,9 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     mentions = list(dict.fromkeys([*route.mentions, *entity_candidates(query)]))
     ctx.seeds = await link_entities(ctx.reader, ctx.scope, mentions)
     plan = list(options.strategies or plan_for(route.intent))
+    unknown = [n for n in plan if n not in STRATEGIES]
+    if unknown:
+        raise BadRequest("unknown strategies", {"unknown": unknown, "known": sorted(STRATEGIES)})
     await emit("route", {"route": route.to_dict(), "entities": ctx.seeds, "plan": plan})
     outcomes = await asyncio.gather(*(_run_one(ctx, n, emit) for n in plan))
     results = {n: o for n, o in zip(plan, outcomes, strict=True)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from substrate.retrieval import direct
+from substrate.retrieval import direct, strategies_global  # noqa: F401 - registers presets
 from substrate.retrieval.context import SearchContext, SearchOptions
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.rerank import make_reranker
@@ -22,6 +22,10 @@ class ReadService:
         self.settings = services.settings
         self.reader = GraphReader(services.async_driver, services.cypher)
         self.reranker = make_reranker(self.settings, self._embed_many)
+
+    def warm_up(self) -> None:
+        """Load the embedding model now rather than on the first request."""
+        self.services.embedder.embed_query("warm up")
 
     def _embed_many(self, texts: Sequence[str]) -> list[list[float]]:
         result: list[list[float]] = self.services.embedder.embed_documents(list(texts))
@@ -39,7 +43,8 @@ class ReadService:
     async def search(self, query: str, scope: ReadScope, options: SearchOptions,
                      emit: Emit = _no_emit) -> dict[str, Any]:
         factory = partial(SearchContext, self.settings, query, scope=scope, reader=self.reader,
-                          embed_query=self.embed_query, options=options)
+                          embed_query=self.embed_query, options=options,
+                          services=self.services)
         chat = (self.settings.chat_url, self.settings.chat_model) if self.settings.chat_url \
             else None
         return await search(factory, query, options, self.reranker, emit, chat)

@@ -34,7 +34,8 @@ def load_demo(settings: Settings, progress: Progress = _print) -> list[int]:
     repo = demo_repo(settings)
     driver = neo4j_driver(settings)
     try:
-        writer = GraphWriter(settings, driver, make_embedder(settings))
+        embedder = make_embedder(settings)
+        writer = GraphWriter(settings, driver, embedder)
         progress(f"[demo] replaying the history of {repo}")
         results = ingest_git(writer, repo, history=True, progress=progress)
         last = list_commits(repo)[-1].when
@@ -50,7 +51,7 @@ def load_demo(settings: Settings, progress: Progress = _print) -> list[int]:
         if made:
             progress("[demo] building Leiden community summaries (global GraphRAG)")
             with job_context(settings) as ctx:
-                run_communities(ctx, job_scope(settings, settings.tenant), writer.embedder)
+                run_communities(ctx, job_scope(settings, settings.tenant), embedder)
     finally:
         driver.close()
     progress(f"[demo] {len(made)} new snapshot(s)" if made else "[demo] already loaded")

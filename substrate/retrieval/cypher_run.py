@@ -94,7 +94,7 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
         async with driver.session(default_access_mode="READ") as session:
             keys, rows, truncated = await session.execute_read(work)
     except ClientError as exc:
-        if "Timeout" in (exc.code or "") or "timed out" in (exc.message or "").lower():
+        if "TimedOut" in (exc.code or "") or "Timeout" in (exc.code or ""):
             raise QueryTimeout(f"query exceeded the {timeout:.0f}s timeout",
                                {"timeout_seconds": timeout}) from exc
         raise BadRequest("Cypher failed", {"error": exc.message, "code": exc.code}) from exc

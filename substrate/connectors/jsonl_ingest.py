@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from substrate.connectors.jsonl_format import parse_jsonl_lines
+from substrate.connectors.jsonl_format import parse_record
 from substrate.errors import ValidationFailed
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import CommitResult, GraphWriter
@@ -19,7 +19,11 @@ Progress = Callable[[str], None]
 
 
 def _progress_key(path: Path) -> str:
-    return f"jsonl:{path.resolve()}:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
+    """The file and its content: a changed file starts over (re-committing what is already
+    in the graph makes no new snapshot). Hashed in blocks, never read whole."""
+    with path.open("rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    return f"jsonl:{path.resolve()}:{digest[:16]}"
 
 
 def _read_position(dsn: str, tenant: str, key: str) -> int:
@@ -41,24 +45,36 @@ def _save_position(dsn: str, tenant: str, key: str, line: int) -> None:
         )
 
 
+def _records(path: Path, start_after: int) -> Iterator[tuple[int, NodeRecord | EdgeRecord]]:
+    """``(line number, record)`` after line ``start_after``, one line at a time; a bad line
+    is a ValidationFailed naming it."""
+    with path.open(encoding="utf-8") as fh:
+        for line_no, text in enumerate(fh, start=1):
+            if line_no <= start_after or not text.strip():
+                continue
+            try:
+                record = parse_record(text)
+            except ValueError as e:
+                problem = {"record": None, "reason": str(e), "position": None, "line": line_no}
+                raise ValidationFailed(f"{path.name} line {line_no}: {e}", [problem]) from e
+            yield line_no, record
+
+
 def _batches(path: Path, start_after: int, size: int
              ) -> Iterator[tuple[GraphBatch, list[int], list[int], int]]:
     """Yield (batch, node line numbers, edge line numbers, last line) of ``size`` records."""
     batch, node_lines, edge_lines, last = GraphBatch(), [], [], start_after
-    with path.open() as fh:
-        for line_no, record in parse_jsonl_lines(fh):
-            if line_no <= start_after:
-                continue
-            if isinstance(record, NodeRecord):
-                batch.nodes.append(record)
-                node_lines.append(line_no)
-            elif isinstance(record, EdgeRecord):
-                batch.edges.append(record)
-                edge_lines.append(line_no)
-            last = line_no
-            if len(batch.nodes) + len(batch.edges) >= size:
-                yield batch, node_lines, edge_lines, last
-                batch, node_lines, edge_lines = GraphBatch(), [], []
+    for line_no, record in _records(path, start_after):
+        if isinstance(record, NodeRecord):
+            batch.nodes.append(record)
+            node_lines.append(line_no)
+        else:
+            batch.edges.append(record)
+            edge_lines.append(line_no)
+        last = line_no
+        if len(batch.nodes) + len(batch.edges) >= size:
+            yield batch, node_lines, edge_lines, last
+            batch, node_lines, edge_lines = GraphBatch(), [], []
     if batch.nodes or batch.edges:
         yield batch, node_lines, edge_lines, last
 

@@ -93,3 +93,14 @@ def validate_batch(
                 reasons.append(f"endpoint {end!r} is neither in the batch nor in the graph")
         problems += [Problem(edge.eid, r, i) for r in reasons]
     return problems
+
+
+def validate_queued(records: Iterable[NodeRecord | EdgeRecord], ontology: Ontology) -> list[Problem]:
+    """Problems of records bound for the verification queue (endpoints may not exist yet)."""
+    problems = []
+    for record in records:
+        if isinstance(record, NodeRecord):
+            problems += [Problem(record.ceid, r) for r in check_node(record, ontology)]
+        else:
+            problems += [Problem(record.eid, r) for r in check_edge(record, ontology)]
+    return problems

@@ -41,7 +41,8 @@ def record_from_json(kind: str, data: dict[str, Any]) -> NodeRecord | EdgeRecord
 
 def enqueue(conn: psycopg.Connection[Any], tenant: str, source: str,
             items: list[QueueItem]) -> int:
-    """Insert pending items (an identical pending item is not queued twice)."""
+    """Insert pending items in the caller's transaction (an identical pending item is not
+    queued twice)."""
     count = 0
     for item in items:
         cur = conn.execute(
@@ -51,7 +52,6 @@ def enqueue(conn: psycopg.Connection[Any], tenant: str, source: str,
              item.record.confidence, item.reason, source),
         )
         count += cur.rowcount
-    conn.commit()
     return count
 
 

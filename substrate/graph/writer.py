@@ -22,7 +22,7 @@ from substrate.graph import diff as d
 from substrate.graph import events, snapshots
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
-from substrate.graph.validation import Problem, validate_batch
+from substrate.graph.validation import Problem, validate_batch, validate_queued
 from substrate.graph.verification import QueueItem, enqueue
 from substrate.settings import Settings
 
@@ -69,20 +69,25 @@ class GraphWriter:
         self, batch: GraphBatch, *, source: str, tenant: str | None = None,
         valid_at: datetime | None = None, mode: str = "upsert",
         deletes: Sequence[str] = (), note: str | None = None, verified: bool = False,
+        keep_edge_sources: bool = False,
     ) -> CommitResult:
         """Commit ``batch`` as one snapshot. ``mode="sync"``: what ``source`` asserted before
-        and no longer asserts is closed. ``verified``: a human approved it (no threshold)."""
+        and no longer asserts is closed. ``verified``: a human approved it (no threshold).
+        ``keep_edge_sources``: edges keep their own ``source`` (an entity merge re-creates
+        other sources' edges); otherwise every edge belongs to the committing source."""
         tenant = tenant or self.settings.tenant
         valid_at = valid_at or datetime.now(UTC)
-        batch = GraphBatch(batch.nodes, [replace(e, source=source) for e in batch.edges],
-                           batch.pending)  # an edge belongs to the source that commits it
+        if not keep_edge_sources:
+            batch = GraphBatch(batch.nodes, [replace(e, source=source) for e in batch.edges],
+                               batch.pending)
         nodes, edges, pending = self._split_by_confidence(batch, verified)
         digest = d.content_hash(nodes, edges, source, mode)
         with psycopg.connect(self.settings.postgres_dsn) as conn:
-            queued = enqueue(conn, tenant, source, pending)
             with conn.transaction():
                 version = snapshots.reserve_version(conn)
-                changes = self._diff(tenant, source, mode, nodes, edges, deletes)
+                live = self._check(tenant, batch, deletes)  # the whole batch, queued items too
+                queued = enqueue(conn, tenant, source, pending)
+                changes = self._diff(tenant, source, mode, nodes, edges, deletes, live)
                 if changes.empty:
                     return CommitResult(None, digest, queued=queued)
                 rows = self._change_rows(changes)
@@ -119,15 +124,18 @@ class GraphWriter:
                 edges.append(e)
         return nodes, edges, pending
 
-    def _diff(
-        self, tenant: str, source: str, mode: str, nodes: list[NodeRecord],
-        edges: list[EdgeRecord], deletes: Sequence[str],
-    ) -> d.ChangeSet:
-        wanted = {n.ceid for n in nodes} | {e.src for e in edges} | {e.dst for e in edges}
-        wanted |= {x for x in deletes if "-[" not in x}
+    def _check(
+        self, tenant: str, batch: GraphBatch, deletes: Sequence[str]
+    ) -> dict[str, d.LIVE_NODE]:
+        """Reject the batch on any problem of any record (positions are indexes into
+        ``batch.nodes``/``batch.edges``); return the live nodes it touches."""
+        wanted = {n.ceid for n in batch.nodes} | {x for x in deletes if "-[" not in x}
+        wanted |= {e.src for e in batch.edges} | {e.dst for e in batch.edges}
         found = self._live_nodes(tenant, sorted(wanted))
         live = {c: n for c, n in found.items() if n["live"]}
-        problems = validate_batch(nodes, edges, self.ontology, set(live) | {n.ceid for n in nodes})
+        known = set(live) | {n.ceid for n in batch.nodes}
+        problems = validate_batch(batch.nodes, batch.edges, self.ontology, known)
+        problems += validate_queued(batch.pending, self.ontology)
         problems += [Problem(x, "delete of an element that is not live") for x in deletes
                      if "-[" not in x and x not in live]
         if problems:
@@ -135,8 +143,14 @@ class GraphWriter:
                 f"batch rejected: {len(problems)} problem(s); nothing was written",
                 [p.to_dict() for p in problems],
             )
+        return live
+
+    def _diff(
+        self, tenant: str, source: str, mode: str, nodes: list[NodeRecord],
+        edges: list[EdgeRecord], deletes: Sequence[str], live: dict[str, d.LIVE_NODE],
+    ) -> d.ChangeSet:
         changes = d.ChangeSet()
-        d.diff_nodes(nodes, live, set(found) - set(live), source, changes)
+        d.diff_nodes(nodes, live, set(), source, changes)
         live_edges = self._live_edges(tenant, [d.edge_key(e) for e in edges])
         seen = d.diff_edges(edges, live_edges, changes)
         if mode == "sync":

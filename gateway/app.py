@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.schemas import SchemaGenerator
 
-from gateway import routes_cypher, routes_graph, routes_later, routes_search
+from gateway import routes_cypher, routes_graph, routes_later, routes_queue, routes_search
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
 from substrate.retrieval.service import ReadService
@@ -39,6 +39,9 @@ def routes() -> list[BaseRoute]:
         Route("/memory/{service_id}", routes_graph.memory, methods=["GET"]),
         Route("/intent-check", routes_later.intent_check, methods=["POST"]),
         Route("/temporal", routes_later.temporal, methods=["GET"]),
+        Route("/queue", routes_queue.list_queue, methods=["GET"]),
+        Route("/queue/{item_id}/approve", routes_queue.approve, methods=["POST"]),
+        Route("/queue/{item_id}/reject", routes_queue.reject, methods=["POST"]),
         WebSocketRoute("/stream", routes_search.stream),
         Route("/openapi.json", openapi, methods=["GET"], include_in_schema=False),
     ]

@@ -1,4 +1,4 @@
-"""Data commands of the ``substrate`` CLI: ingest, verification queue, ask."""
+"""Data commands of the ``substrate`` CLI: ingest, verification queue, merge, ask."""
 
 from __future__ import annotations
 
@@ -65,11 +65,38 @@ def cmd_queue(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_merge(settings: Settings, args: argparse.Namespace) -> int:
+    from substrate.graph.merge import merge_entities
+
+    writer = _writer(settings)
+    try:
+        result = merge_entities(writer, settings.tenant, args.keep, args.merge, args.evidence,
+                                args.actor)
+    finally:
+        writer.driver.close()
+    print(json.dumps({"kept": args.keep, "merged": args.merge,
+                      "snapshot_version": result.snapshot_version, "counts": result.counts}))
+    return 0
+
+
 def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
     from substrate.retrieval.ask import ask_and_print
 
     code: int = ask_and_print(settings, args.question, as_json=args.json)
     return code
+
+
+def cmd_reembed(settings: Settings, args: argparse.Namespace) -> int:
+    from substrate.graph.reembed import reembed
+
+    writer = _writer(settings)
+    try:
+        n = reembed(writer.driver, settings.postgres_dsn, settings.tenant, writer.embedder,
+                    writer.embedder.model_id)
+    finally:
+        writer.driver.close()
+    print(json.dumps({"reembedded": n, "model": writer.embedder.model_id}))
+    return 0
 
 
 def add_data_commands(sub: Any) -> None:
@@ -89,6 +116,14 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--status", default="pending")
     p.add_argument("--actor", default="cli")
     p.set_defaults(handler=cmd_queue)
+    sub.add_parser("reembed", help="recompute every vector with the configured embedder"
+                   ).set_defaults(handler=cmd_reembed)
+    p = sub.add_parser("merge", help="merge entity MERGE into KEEP (needs --evidence)")
+    p.add_argument("keep", help="ceid of the entity that stays, e.g. service:checkout")
+    p.add_argument("merge", help="ceid of the entity merged into it (closed, becomes an alias)")
+    p.add_argument("--evidence", default="", help="what proves they are one (required)")
+    p.add_argument("--actor", default="cli")
+    p.set_defaults(handler=cmd_merge)
     p = sub.add_parser("ask", help="ask a question; prints answer, evidence and confidence")
     p.add_argument("question")
     p.add_argument("--json", action="store_true")

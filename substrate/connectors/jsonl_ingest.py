@@ -88,6 +88,9 @@ def _with_line_numbers(exc: ValidationFailed, nodes: list[int], edges: list[int]
         is_edge = "-[" in str(problem.get("record", ""))
         lines = edges if is_edge else nodes
         problem["line"] = lines[pos] if pos < len(lines) else None
+    bad = sorted({p["line"] for p in details if p.get("line") is not None})
+    if bad:
+        exc.message = f"{exc.message} (lines {', '.join(map(str, bad))})"
 
 
 def ingest_jsonl(

@@ -95,7 +95,9 @@ def validate_batch(
     return problems
 
 
-def validate_queued(records: Iterable[NodeRecord | EdgeRecord], ontology: Ontology) -> list[Problem]:
+def validate_queued(
+    records: Iterable[NodeRecord | EdgeRecord], ontology: Ontology
+) -> list[Problem]:
     """Problems of records bound for the verification queue (endpoints may not exist yet)."""
     problems = []
     for record in records:

@@ -17,9 +17,9 @@ import psycopg
 from neo4j import Driver, ManagedTransaction
 
 from substrate.cypher import CypherLibrary
-from substrate.errors import ValidationFailed
+from substrate.errors import Unavailable, ValidationFailed
 from substrate.graph import diff as d
-from substrate.graph import events, snapshots
+from substrate.graph import embedding_registry, events, snapshots
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.validation import Problem, validate_batch, validate_queued
@@ -82,20 +82,20 @@ class GraphWriter:
                                batch.pending)
         nodes, edges, pending = self._split_by_confidence(batch, verified)
         digest = d.content_hash(nodes, edges, source, mode)
-        with psycopg.connect(self.settings.postgres_dsn) as conn:
-            with conn.transaction():
-                version = snapshots.reserve_version(conn)
-                live = self._check(tenant, batch, deletes)  # the whole batch, queued items too
-                queued = enqueue(conn, tenant, source, pending)
-                changes = self._diff(tenant, source, mode, nodes, edges, deletes, live)
-                if changes.empty:
-                    return CommitResult(None, digest, queued=queued)
-                rows = self._change_rows(changes)
-                snapshots.record_snapshot(
-                    conn, version, tenant, valid_at, source, digest, rows, note
-                )
-                embeddings = self._embed([n for n in nodes if n.ceid in self._touched(changes)])
-                self._write_neo4j(tenant, source, version, valid_at, changes, embeddings)
+        with psycopg.connect(self.settings.postgres_dsn) as conn, conn.transaction():
+            version = snapshots.reserve_version(conn)
+            live = self._check(tenant, batch, deletes)  # the whole batch, queued items too
+            queued = enqueue(conn, tenant, source, pending)
+            changes = self._diff(tenant, source, mode, nodes, edges, deletes, live)
+            if changes.empty:
+                return CommitResult(None, digest, queued=queued)
+            rows = self._change_rows(changes)
+            snapshots.record_snapshot(
+                conn, version, tenant, valid_at, source, digest, rows, note
+            )
+            embeddings = self._embed([n for n in nodes if n.ceid in self._touched(changes)])
+            self._record_model(conn, embeddings)
+            self._write_neo4j(tenant, source, version, valid_at, changes, embeddings)
         events.publish_pending(self.settings)
         return CommitResult(
             version, digest, changes.changed_ids(), self._counts(changes), queued
@@ -265,6 +265,22 @@ class GraphWriter:
         texts = [embedding_text(n) for n in targets]
         vectors = self.embedder.embed_documents(texts)
         return {n.ceid: v for n, v in zip(targets, vectors, strict=True)}
+
+    def _record_model(self, conn: psycopg.Connection[Any],
+                      embeddings: dict[str, list[float]]) -> None:
+        if not embeddings or self.embedder is None:
+            return
+        model = str(getattr(self.embedder, "model_id", "unknown"))
+        dims = len(next(iter(embeddings.values())))
+        indexes = {"chunk_embedding" if c.startswith("chunk:") else "entity_embedding"
+                   for c in embeddings}
+        known = embedding_registry.recorded(conn)
+        for index in sorted(indexes):
+            if index in known and known[index] != (model, dims):
+                raise Unavailable(
+                    f"{index} holds vectors of {known[index][0]}; this writer embeds with "
+                    f"{model}: run `substrate reembed` first", {"index": index})
+            embedding_registry.record(conn, index, model, dims)
 
     @staticmethod
     def _counts(changes: d.ChangeSet) -> dict[str, int]:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from substrate.errors import Unavailable
+from substrate.graph import embedding_registry
 from substrate.retrieval import direct, strategies_global  # noqa: F401 - registers presets
 from substrate.retrieval.context import SearchContext, SearchOptions
 from substrate.retrieval.graph_queries import GraphReader
@@ -22,16 +24,25 @@ class ReadService:
         self.settings = services.settings
         self.reader = GraphReader(services.async_driver, services.cypher)
         self.reranker = make_reranker(self.settings, self._embed_many)
+        self.embedding_error: Unavailable | None = None
 
     def warm_up(self) -> None:
-        """Load the embedding model now rather than on the first request."""
-        self.services.embedder.embed_query("warm up")
+        """Load the embedding model now, and check it built the vector indexes."""
+        embedder = self.services.embedder
+        embedder.embed_query("warm up")
+        try:
+            embedding_registry.check(self.settings.postgres_dsn, embedder.model_id,
+                                     embedder.dimensions)
+        except Unavailable as exc:
+            self.embedding_error = exc
 
     def _embed_many(self, texts: Sequence[str]) -> list[list[float]]:
         result: list[list[float]] = self.services.embedder.embed_documents(list(texts))
         return result
 
     async def embed_query(self, text: str) -> list[float]:
+        if self.embedding_error is not None:
+            raise self.embedding_error  # vector strategies degrade, never mix models
         vector: list[float] = await asyncio.to_thread(self.services.embedder.embed_query, text)
         return vector
 

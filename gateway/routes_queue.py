@@ -1,0 +1,86 @@
+"""The verification queue over HTTP: GET /queue, POST /queue/{id}/approve|reject.
+
+Tenant from the ``X-Tenant`` header (default: the configured tenant). Approval writes the
+item through the write path (a sync driver, NATS publish via ``asyncio.run``), so it runs in
+a worker thread; so do the short PostgreSQL calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from gateway.errors import json_body
+from gateway.params import int_param
+from substrate.errors import BadRequest
+from substrate.graph import review
+from substrate.graph import verification as vq
+from substrate.graph.writer import GraphWriter
+from substrate.services import Services
+
+MAX_LIMIT = 1000
+
+
+def _services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+def _tenant(request: Request) -> str:
+    tenant = request.headers.get("x-tenant") or _services(request).settings.tenant
+    return tenant.strip()
+
+
+def _item_id(request: Request) -> int:
+    raw = request.path_params["item_id"]
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise BadRequest("the item id must be an integer", {"id": raw}) from exc
+
+
+async def _actor(request: Request) -> str:
+    body = await json_body(request) if await request.body() else {}
+    actor = body.get("actor", "http")
+    if not isinstance(actor, str) or not actor.strip():
+        raise BadRequest("actor must be a non-empty string", {"actor": actor})
+    return actor.strip()
+
+
+def _list(dsn: str, tenant: str, status: str, limit: int) -> list[dict[str, Any]]:
+    with psycopg.connect(dsn) as conn:
+        return vq.list_items(conn, tenant, status, limit)
+
+
+async def list_queue(request: Request) -> JSONResponse:
+    status = request.query_params.get("status", "pending")
+    limit = int_param(request, "limit", 100)
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadRequest(f"limit must be 1..{MAX_LIMIT}", {"limit": limit})
+    tenant = _tenant(request)
+    dsn = _services(request).settings.postgres_dsn
+    items = await run_in_threadpool(_list, dsn, tenant, status, limit)
+    return JSONResponse({"tenant": tenant, "status": status, "items": items})
+
+
+def _approve(services: Services, tenant: str, item_id: int, actor: str) -> dict[str, Any]:
+    writer = GraphWriter(services.settings, services.driver, services.embedder,
+                         services.ontology, services.cypher)
+    return review.approve(writer, tenant, item_id, actor)
+
+
+async def approve(request: Request) -> JSONResponse:
+    item_id, actor = _item_id(request), await _actor(request)
+    out = await run_in_threadpool(_approve, _services(request), _tenant(request), item_id, actor)
+    return JSONResponse(out)
+
+
+async def reject(request: Request) -> JSONResponse:
+    item_id, actor = _item_id(request), await _actor(request)
+    dsn = _services(request).settings.postgres_dsn
+    out = await run_in_threadpool(review.reject, dsn, _tenant(request), item_id, actor)
+    return JSONResponse(out)

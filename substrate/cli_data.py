@@ -99,6 +99,19 @@ def cmd_reembed(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_enrich(settings: Settings, args: argparse.Namespace) -> int:
+    from substrate.connectors.enrich import enrich
+
+    writer = _writer(settings)
+    try:
+        result = enrich(writer)
+    finally:
+        writer.driver.close()
+    print(json.dumps({"snapshot": result.snapshot_version if result else None,
+                      "queued_for_verification": result.queued if result else 0}))
+    return 0
+
+
 def add_data_commands(sub: Any) -> None:
     p = sub.add_parser("ingest", help="load a source into the graph")
     p.add_argument("kind", choices=["jsonl", "git"])
@@ -116,6 +129,8 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--status", default="pending")
     p.add_argument("--actor", default="cli")
     p.set_defaults(handler=cmd_queue)
+    sub.add_parser("enrich", help="cross-document (and, with CHAT_URL, LLM) chunk edges"
+                   ).set_defaults(handler=cmd_enrich)
     sub.add_parser("reembed", help="recompute every vector with the configured embedder"
                    ).set_defaults(handler=cmd_reembed)
     p = sub.add_parser("merge", help="merge entity MERGE into KEEP (needs --evidence)")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gds_jobs.communities import run_communities
 from gds_jobs.runtime import job_context, job_scope
+from substrate.connectors.enrich import enrich
 from substrate.connectors.git_ingest import ingest_git
 from substrate.connectors.history import list_commits
 from substrate.connectors.jsonl_ingest import ingest_jsonl
@@ -49,6 +50,9 @@ def load_demo(settings: Settings, progress: Progress = _print) -> list[int]:
         )
         made = [r.snapshot_version for r in results if r.snapshot_version]
         if made:
+            enriched = enrich(writer, settings.tenant, progress=progress)
+            if enriched is not None and enriched.snapshot_version:
+                made.append(enriched.snapshot_version)
             progress("[demo] building Leiden community summaries (global GraphRAG)")
             with job_context(settings) as ctx:
                 run_communities(ctx, job_scope(settings, settings.tenant), embedder)

@@ -16,6 +16,12 @@ from substrate.settings import Settings
 
 
 async def healthz(request: Request) -> JSONResponse:
+    """Process liveness.
+    ---
+    summary: The gateway process is alive
+    responses:
+      200: {description: "{status, version}"}
+    """
     return JSONResponse({"status": "alive", "version": __version__})
 
 
@@ -56,6 +62,13 @@ async def _nats(settings: Settings) -> str:
 
 
 async def readyz(request: Request) -> JSONResponse:
+    """Readiness of every data part.
+    ---
+    summary: Neo4j (APOC, GDS), PostgreSQL (vector), Redis and NATS JetStream answer
+    responses:
+      200: {description: every part ready}
+      503: {description: "error body naming the failing part(s)"}
+    """
     settings: Settings = request.app.state.services.settings
     checks: dict[str, Any] = {
         "neo4j": _neo4j(request), "postgres": _postgres(settings),

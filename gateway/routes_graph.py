@@ -12,6 +12,17 @@ from substrate.retrieval.evidence import direct_evidence
 
 
 async def dependencies(request: Request) -> JSONResponse:
+    """Dependency tree of a service.
+    ---
+    summary: Dependencies (RSN-UC-01) or dependents (direction=in, RSN-UC-07)
+    description: >
+      Path service_id: canonical id (service:checkout) or name. Query: depth 1..3,
+      direction out|in (or depends_on|depended_on_by), types (CALLS,DEPENDS_ON,IMPORTS,HOSTS),
+      min_weight, include_inferred, limit, snapshot_version | at.
+    responses:
+      200: {description: dependencies with hops, truncated, evidence_bundle, confidence}
+      404: {description: unknown service}
+    """
     types_raw = request.query_params.get("types", "CALLS,DEPENDS_ON")
     direction = request.query_params.get("direction", "out")
     direction = {"depends_on": "out", "depended_on_by": "in"}.get(direction, direction)
@@ -32,6 +43,13 @@ async def dependencies(request: Request) -> JSONResponse:
 
 
 async def ownership(request: Request) -> JSONResponse:
+    """Owners of a service.
+    ---
+    summary: Ownership chain (RSN-10) — OWNS edges merged with CODEOWNERS
+    responses:
+      200: {description: "owners with claims; codeowners vs declared; note when they disagree"}
+      404: {description: unknown service}
+    """
     scope = await scope_from(request)
     out = await service(request).ownership(scope, request.path_params["service_id"])
     hops = [{**c, "hop": 1} for o in out["owners"] for c in o["claims"]]
@@ -40,6 +58,13 @@ async def ownership(request: Request) -> JSONResponse:
 
 
 async def memory(request: Request) -> JSONResponse:
+    """Institutional memory of a service.
+    ---
+    summary: Decisions, failures, exceptions, memories with provenance (RSN-08)
+    responses:
+      200: {description: items ranked by recency and relevance, superseded ADRs marked}
+      404: {description: unknown service}
+    """
     limit = int_param(request, "limit", 20)
     if not 1 <= limit <= 100:
         raise BadRequest("limit must be 1..100", {"limit": limit})

@@ -30,6 +30,18 @@ def parse_search(body: dict[str, Any]) -> tuple[str, SearchOptions]:
 
 
 async def search(request: Request) -> JSONResponse:
+    """Natural-language question -> routed strategies -> grounded answer.
+    ---
+    summary: Grounded search (RSN-02..06, 11)
+    description: >
+      Body {"query": str, "snapshot_version"?: int, "at"?: ISO-8601, "options"?: {top_k,
+      max_hops, min_weight, token_budget, strategies, rerank}}. Headers X-Tenant, X-Clearance.
+      Returns answer, citations, route (what it chose and why), results, strategies (status of
+      each, failures named), evidence_bundle, confidence, snapshot_version.
+    responses:
+      200: {description: answer + evidence bundle + confidence block}
+      400: {description: bad input}
+    """
     body = await json_body(request)
     query, options = parse_search(body)
     svc = service(request)

@@ -22,11 +22,24 @@ from substrate.settings import Settings
 
 STREAM = "GRAPH"
 SUBJECT = "graph.updated"
+HEADER_ROOM = 4096  # headers and protocol overhead inside the server's max_payload
 
 
 async def ensure_stream(js: Any) -> None:
     with contextlib.suppress(BadRequestError):  # already exists with this config
         await js.add_stream(StreamConfig(name=STREAM, subjects=["graph.>"]))
+
+
+def encode_event(event: dict[str, Any], max_bytes: int) -> bytes:
+    """The event as JSON. When its id list does not fit in one NATS message (a bulk import),
+    the list is left out and ``changed_ids_truncated`` says so: a consumer reads the ids from
+    the change log. Still one message per snapshot, never one that the server refuses."""
+    data = json.dumps(event).encode()
+    if len(data) <= max_bytes:
+        return data
+    slim = {**event, "changed_ids": [], "changed_ids_truncated": True,
+            "changed_count": len(event["changed_ids"])}
+    return json.dumps(slim).encode()
 
 
 async def _publish(settings: Settings, events: list[dict[str, Any]]) -> None:
@@ -36,7 +49,7 @@ async def _publish(settings: Settings, events: list[dict[str, Any]]) -> None:
         await ensure_stream(js)
         for event in events:
             await js.publish(
-                SUBJECT, json.dumps(event).encode(),
+                SUBJECT, encode_event(event, nc.max_payload - HEADER_ROOM),
                 headers={"Nats-Msg-Id": f"snapshot-{event['snapshot_version']}"},
             )
     finally:

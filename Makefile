@@ -4,7 +4,7 @@ SHELL := /bin/bash
 VENV  := .substrate/venv
 BIN   := $(VENV)/bin
 
-.PHONY: up test down status system-deps venv lint bench clean
+.PHONY: up test down status system-deps venv lint bench clean distclean
 
 up: system-deps venv            ## install what is missing, start everything, load the demo, serve
 	$(BIN)/substrate up
@@ -47,5 +47,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --progress-bar off -e '.[dev]'
 	touch $@
 
-clean: down                     ## stop everything and delete all state (keeps nothing)
+clean: down                     ## stop everything and delete the databases, logs and secrets
+	rm -rf .substrate/data .substrate/run .substrate/logs .substrate/secrets .substrate/demo
+
+distclean: down                 ## also delete the venv and the download caches
 	rm -rf .substrate

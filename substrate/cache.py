@@ -1,0 +1,344 @@
+"""RSN-13 query cache on Redis, indexed by the node ids each answer touched.
+
+Layout (every key of a tenant shares the hash tag ``{tenant}``, so one slot holds them):
+
+- ``sr:{t}:e:<sha256>`` — an entry: ``{"tv", "v", "result"}``; the key hashes the kind, the
+  normalised parameters, tenant, clearance and the snapshot pin ("latest" when unpinned).
+- ``sr:{t}:i:<ceid>`` — a SET of the entry keys whose result touched ``ceid``.
+- ``sr:{t}:wm`` — the invalidation watermark of the tenant: ``started`` / ``applied`` are the
+  newest snapshot versions whose ``graph.updated`` event began / finished evicting.
+
+Pinned entries (``snapshot_version`` or ``at``) are immutable: their key holds the resolved
+version and they are never indexed. Unpinned entries are evicted by the invalidator
+(:mod:`substrate.cache_invalidator`); two guards keep them fresh in between:
+
+- store: an entry computed at tenant version ``tv`` is not stored when an event newer than
+  ``tv`` already started evicting (WATCH on the watermark makes this atomic with eviction);
+- read: an entry from ``tv`` is served at tenant version ``T > tv`` only once the events up
+  to ``T`` were applied (it survived them); until then it is a miss, so a caller reads its
+  own writes even before the event arrives (and while NATS is down).
+
+Redis down never fails a request: the answer is computed uncached, and a small circuit
+breaker skips Redis for a few seconds after a failure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import inspect
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError, WatchError
+
+from substrate.graph.ontology import Ontology, load_ontology
+from substrate.retrieval.scope import ReadScope
+from substrate.settings import Settings
+
+REDIS_TIMEOUT_S = 0.2
+BREAKER_COOLDOWN_S = 3.0
+INVALIDATE_CHUNK = 500  # changed ids per eviction script call
+QUERY_FIELDS = ("query", "question")
+_CEID = re.compile(r"^([a-z][a-z0-9_]*):\S+$")
+
+Compute = Callable[[], Awaitable[dict[str, Any]]]
+T = TypeVar("T")
+
+# KEYS[1] = watermark; ARGV = version, final ("1"|"0"), index key prefix, watermark TTL,
+# then the changed ids. Atomic, so a store's WATCH on the watermark orders it against this.
+_EVICT_LUA = """
+local v = tonumber(ARGV[1])
+local function bump(field)
+  local cur = tonumber(redis.call('HGET', KEYS[1], field) or '0')
+  if v > cur then redis.call('HSET', KEYS[1], field, v) end
+end
+bump('started')
+local evicted = 0
+for i = 5, #ARGV do
+  local idx = ARGV[3] .. ARGV[i]
+  for _, key in ipairs(redis.call('SMEMBERS', idx)) do
+    evicted = evicted + redis.call('DEL', key)
+  end
+  redis.call('DEL', idx)
+end
+if ARGV[2] == '1' then bump('applied') end
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+return evicted
+"""
+
+
+class CacheUnavailable(Exception):
+    """Redis is down (or its circuit breaker is open); the caller decides what that means."""
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    stored: int = 0
+    not_stored: int = 0  # an event newer than the read already started evicting
+    stale: int = 0  # found, but the tenant changed and its event is not applied yet
+    unavailable: int = 0  # Redis down or breaker open: computed uncached
+    errors: int = 0
+    last_error: str | None = None
+
+
+# --- keys ------------------------------------------------------------------------------
+def normalise_query(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def plain(value: Any) -> Any:
+    """Parameters as plain JSON data: dataclasses as dicts, sequences as lists, query text
+    whitespace-collapsed and lower-cased."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): normalise_query(v) if k in QUERY_FIELDS and isinstance(v, str)
+                else plain(v) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted(plain(v) for v in value)
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def snapshot_pin(scope: ReadScope) -> str:
+    if not scope.pinned:
+        return "latest"
+    return f"v{scope.version}" + (f"@{scope.at}" if scope.at else "")
+
+
+def tenant_prefix(tenant: str) -> str:
+    return f"sr:{{{tenant}}}:"
+
+
+def cache_key(kind: str, params: dict[str, Any], scope: ReadScope) -> str:
+    material = {"kind": kind, "params": plain(params), "tenant": scope.tenant,
+                "clearance": sorted(scope.clearance), "pin": snapshot_pin(scope)}
+    text = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
+    return f"{tenant_prefix(scope.tenant)}e:{hashlib.sha256(text.encode()).hexdigest()}"
+
+
+def index_key(tenant: str, ceid: str) -> str:
+    return f"{tenant_prefix(tenant)}i:{ceid}"
+
+
+def watermark_key(tenant: str) -> str:
+    return f"{tenant_prefix(tenant)}wm"
+
+
+@functools.lru_cache(maxsize=1)
+def _default_prefixes() -> frozenset[str]:
+    return ceid_prefixes(load_ontology())
+
+
+def ceid_prefixes(ontology: Ontology) -> frozenset[str]:
+    return frozenset(spec.ceid_prefix for spec in ontology.labels.values())
+
+
+def touched_ids(result: Any, prefixes: Iterable[str] | None = None) -> set[str]:
+    """Every ceid-looking string anywhere in ``result``: entities, hop endpoints
+    (``from``/``to``), targets, seeds, hits, evidence-bundle nodes and citations."""
+    known = frozenset(prefixes) if prefixes is not None else _default_prefixes()
+    found: set[str] = set()
+    stack: list[Any] = [result]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, str) and len(item) <= 300:
+            match = _CEID.match(item)
+            if match and match.group(1) in known:
+                found.add(item)
+    return found
+
+
+# --- the cache -------------------------------------------------------------------------
+def redis_client(settings: Settings) -> aioredis.Redis:
+    """Short timeouts and no retries: a dead Redis costs a request at most ~0.2 s."""
+    return aioredis.Redis.from_url(
+        settings.redis_url, socket_timeout=REDIS_TIMEOUT_S,
+        socket_connect_timeout=REDIS_TIMEOUT_S, retry=Retry(NoBackoff(), 0),
+    )
+
+
+class QueryCache:
+    def __init__(self, settings: Settings, redis_client: aioredis.Redis,
+                 ontology: Ontology | None = None,
+                 cooldown_s: float = BREAKER_COOLDOWN_S) -> None:
+        self.ttl = settings.cache_ttl_seconds
+        self.redis = redis_client
+        self.prefixes = ceid_prefixes(ontology) if ontology else _default_prefixes()
+        self.cooldown_s = cooldown_s
+        self.stats = CacheStats()
+        self._down_until = 0.0
+        self._evict = redis_client.register_script(_EVICT_LUA)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, ontology: Ontology | None = None) -> QueryCache:
+        return cls(settings, redis_client(settings), ontology)
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()
+
+    @property
+    def available(self) -> bool:
+        return time.monotonic() >= self._down_until
+
+    async def get_or_compute(self, kind: str, params: dict[str, Any], scope: ReadScope,
+                             compute: Compute) -> tuple[dict[str, Any], bool]:
+        """The cached answer (``cached`` True) or ``compute()``'s, stored for next time.
+        Either way the answer carries ``"cache": {"hit", "key", "status"}``."""
+        key = cache_key(kind, params, scope)
+        if not scope.pinned and scope.tenant_version is None:
+            return {**await compute(), "cache": _block(False, key, "bypass")}, False
+        try:
+            found = await self._lookup(key, scope)
+        except CacheUnavailable:
+            return {**await compute(), "cache": _block(False, key, "unavailable")}, False
+        if found is not None:
+            self.stats.hits += 1
+            return {**found, "cache": _block(True, key, "hit")}, True
+        self.stats.misses += 1
+        result = await compute()
+        status = await self._store(key, scope, result)
+        return {**result, "cache": _block(False, key, status)}, False
+
+    async def invalidate(self, tenant: str, version: int, changed_ids: Iterable[str]) -> int:
+        """Evict every entry of ``tenant`` indexed under a changed id; returns how many.
+        Raises :class:`CacheUnavailable` when Redis is down (the event must be retried)."""
+        ids = sorted(set(changed_ids))
+        chunks = [ids[i : i + INVALIDATE_CHUNK] for i in range(0, len(ids), INVALIDATE_CHUNK)]
+        evicted = 0
+        for n, chunk in enumerate(chunks or [[]]):
+            final = "1" if n == len(chunks or [[]]) - 1 else "0"
+            args = [version, final, index_key(tenant, ""), self.ttl * 4, *chunk]
+            count = await self._guarded(
+                lambda a=args: self._evict(keys=[watermark_key(tenant)], args=a))
+            evicted += int(count)
+        return evicted
+
+    async def watermark(self, tenant: str) -> int:
+        raw = await self._guarded(lambda: self.redis.hget(watermark_key(tenant), "applied"))
+        return int(raw or 0)
+
+    # --- internals -----------------------------------------------------------------
+    async def _guarded(self, call: Callable[[], Awaitable[T]]) -> T:
+        if not self.available:
+            self.stats.unavailable += 1
+            raise CacheUnavailable("redis circuit breaker open")
+        try:
+            return await call()
+        except (RedisError, OSError, TimeoutError) as exc:
+            if isinstance(exc, WatchError):
+                raise
+            self._down_until = time.monotonic() + self.cooldown_s
+            self.stats.errors += 1
+            self.stats.unavailable += 1
+            self.stats.last_error = f"{type(exc).__name__}: {exc}"
+            raise CacheUnavailable(str(exc)) from exc
+
+    async def _lookup(self, key: str, scope: ReadScope) -> dict[str, Any] | None:
+        async def fetch() -> list[Any]:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.get(key)
+                pipe.hget(watermark_key(scope.tenant), "applied")
+                return cast(list[Any], await pipe.execute())
+
+        raw, applied = await self._guarded(fetch)
+        if raw is None:
+            return None
+        entry = json.loads(raw)
+        current = scope.tenant_version or 0
+        if scope.pinned or entry["tv"] == current or int(applied or 0) >= current:
+            return cast(dict[str, Any], entry["result"])
+        self.stats.stale += 1
+        return None
+
+    async def _store(self, key: str, scope: ReadScope, result: dict[str, Any]) -> str:
+        payload = json.dumps({"tv": scope.tenant_version, "v": scope.version,
+                              "result": result}, default=str)
+        try:
+            if scope.pinned:
+                await self._guarded(lambda: self.redis.set(key, payload, ex=self.ttl))
+                stored = True
+            else:
+                touched = touched_ids(result, self.prefixes)
+                stored = await self._guarded(lambda: self._store_indexed(
+                    key, scope, payload, touched))
+        except CacheUnavailable:
+            return "unavailable"
+        except WatchError:
+            stored = False
+        self.stats.stored += stored
+        self.stats.not_stored += not stored
+        return "stored" if stored else "not_stored"
+
+    async def _store_indexed(self, key: str, scope: ReadScope, payload: str,
+                             touched: set[str]) -> bool:
+        wm = watermark_key(scope.tenant)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            await pipe.watch(wm)
+            marks = await pipe.hmget(wm, ["started", "applied"])
+            newest = max(int(m or 0) for m in marks)
+            if newest > (scope.tenant_version or 0):
+                return False  # an event newer than this read started evicting
+            pipe.multi()
+            pipe.set(key, payload, ex=self.ttl)
+            for ceid in touched:
+                pipe.sadd(index_key(scope.tenant, ceid), key)
+                pipe.expire(index_key(scope.tenant, ceid), self.ttl)
+            await pipe.execute()
+        return True
+
+
+def _block(hit: bool, key: str, status: str) -> dict[str, Any]:
+    return {"hit": hit, "key": key, "status": status}
+
+
+# --- the read-side decorator -----------------------------------------------------------
+R = TypeVar("R", bound=Callable[..., Awaitable[dict[str, Any]]])
+_NOT_KEYED = ("self", "scope", "emit")
+
+
+def cached_read(kind: str) -> Callable[[R], R]:
+    """Serve a read method through ``self.cache`` (a :class:`QueryCache` or None).
+
+    The key covers every argument of the call except ``self``, ``scope`` (its tenant,
+    clearance and pin go in separately) and ``emit``; a call with a non-default ``emit``
+    (the WebSocket stream wants every stage) bypasses the cache.
+    """
+
+    def decorate(method: R) -> R:
+        signature = inspect.signature(method)
+        emit_default = signature.parameters["emit"].default \
+            if "emit" in signature.parameters else None
+
+        @functools.wraps(method)
+        async def wrapper(self: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            cache: QueryCache | None = getattr(self, "cache", None)
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            if cache is None or bound.arguments.get("emit", emit_default) is not emit_default:
+                return await method(self, *args, **kwargs)
+            params = {k: v for k, v in bound.arguments.items() if k not in _NOT_KEYED}
+            result, _ = await cache.get_or_compute(
+                kind, params, bound.arguments["scope"],
+                lambda: method(self, *args, **kwargs))
+            return result
+
+        return cast(R, wrapper)
+
+    return decorate

@@ -33,6 +33,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
@@ -220,19 +221,22 @@ class QueryCache:
         """Evict every entry of ``tenant`` indexed under a changed id; returns how many.
         Raises :class:`CacheUnavailable` when Redis is down (the event must be retried)."""
         ids = sorted(set(changed_ids))
-        chunks = [ids[i : i + INVALIDATE_CHUNK] for i in range(0, len(ids), INVALIDATE_CHUNK)]
+        chunks = [ids[i : i + INVALIDATE_CHUNK]
+                  for i in range(0, len(ids), INVALIDATE_CHUNK)] or [[]]
         evicted = 0
-        for n, chunk in enumerate(chunks or [[]]):
-            final = "1" if n == len(chunks or [[]]) - 1 else "0"
-            args = [version, final, index_key(tenant, ""), self.ttl * 4, *chunk]
-            count = await self._guarded(
-                lambda a=args: self._evict(keys=[watermark_key(tenant)], args=a))
-            evicted += int(count)
+        for n, chunk in enumerate(chunks):
+            final = "1" if n == len(chunks) - 1 else "0"
+            args: list[str | int] = [version, final, index_key(tenant, ""), self.ttl * 4,
+                                     *chunk]
+            evicted += int(await self._guarded(partial(
+                self._evict, keys=[watermark_key(tenant)], args=args)))
         return evicted
 
     async def watermark(self, tenant: str) -> int:
-        raw = await self._guarded(lambda: self.redis.hget(watermark_key(tenant), "applied"))
-        return int(raw or 0)
+        async def read() -> Any:
+            return await cast(Awaitable[Any], self.redis.hget(watermark_key(tenant), "applied"))
+
+        return int(await self._guarded(read) or 0)
 
     # --- internals -----------------------------------------------------------------
     async def _guarded(self, call: Callable[[], Awaitable[T]]) -> T:
@@ -255,7 +259,8 @@ class QueryCache:
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.get(key)
                 pipe.hget(watermark_key(scope.tenant), "applied")
-                return cast(list[Any], await pipe.execute())
+                replies: list[Any] = await pipe.execute()
+                return replies
 
         raw, applied = await self._guarded(fetch)
         if raw is None:
@@ -272,8 +277,7 @@ class QueryCache:
                               "result": result}, default=str)
         try:
             if scope.pinned:
-                await self._guarded(lambda: self.redis.set(key, payload, ex=self.ttl))
-                stored = True
+                stored = await self._guarded(partial(self._set, key, payload))
             else:
                 touched = touched_ids(result, self.prefixes)
                 stored = await self._guarded(lambda: self._store_indexed(
@@ -282,20 +286,26 @@ class QueryCache:
             return "unavailable"
         except WatchError:
             stored = False
-        self.stats.stored += stored
-        self.stats.not_stored += not stored
-        return "stored" if stored else "not_stored"
+        if stored:
+            self.stats.stored += 1
+            return "stored"
+        self.stats.not_stored += 1
+        return "not_stored"
+
+    async def _set(self, key: str, payload: str) -> bool:
+        await cast(Awaitable[Any], self.redis.set(key, payload, ex=self.ttl))
+        return True
 
     async def _store_indexed(self, key: str, scope: ReadScope, payload: str,
                              touched: set[str]) -> bool:
         wm = watermark_key(scope.tenant)
         async with self.redis.pipeline(transaction=True) as pipe:
             await pipe.watch(wm)
-            marks = await pipe.hmget(wm, ["started", "applied"])
+            marks = await cast(Awaitable[list[Any]], pipe.hmget(wm, ["started", "applied"]))
             newest = max(int(m or 0) for m in marks)
             if newest > (scope.tenant_version or 0):
                 return False  # an event newer than this read started evicting
-            pipe.multi()
+            pipe.multi()  # type: ignore[no-untyped-call]
             pipe.set(key, payload, ex=self.ttl)
             for ceid in touched:
                 pipe.sadd(index_key(scope.tenant, ceid), key)

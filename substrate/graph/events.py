@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import nats
@@ -48,18 +49,20 @@ async def _publish(settings: Settings, events: list[dict[str, Any]]) -> None:
         js = nc.jetstream()
         await ensure_stream(js)
         for event in events:
+            stamped = {**event, "published_at": datetime.now(UTC).isoformat()}
             await js.publish(
-                SUBJECT, encode_event(event, nc.max_payload - HEADER_ROOM),
+                SUBJECT, encode_event(stamped, nc.max_payload - HEADER_ROOM),
                 headers={"Nats-Msg-Id": f"snapshot-{event['snapshot_version']}"},
             )
     finally:
         await nc.close()
 
 
-def publish_pending(settings: Settings) -> int:
-    """Publish every unpublished snapshot; returns how many were sent (0 if NATS is down)."""
+def publish_pending(settings: Settings, tenant: str | None = None) -> int:
+    """Publish every unpublished snapshot (of ``tenant`` only, when given); returns how many
+    were sent (0 if NATS is down). ``published_at`` lets consumers measure their delay."""
     with psycopg.connect(settings.postgres_dsn) as conn:
-        pending = snapshots.unpublished(conn)
+        pending = [(v, t) for v, t in snapshots.unpublished(conn) if tenant in (None, t)]
         if not pending:
             return 0
         events = [

@@ -23,6 +23,9 @@ class ReadScope:
     clearance: tuple[str, ...]
     pinned: bool  # the caller asked for this version (or time); answers are immutable
     at: str | None = None
+    # unpinned reads: the tenant's own newest snapshot (<= version); the query cache checks
+    # it to tell whether the tenant changed since an entry was computed
+    tenant_version: int | None = None
 
     def params(self) -> dict[str, Any]:
         return {"tenant": self.tenant, "v": self.version, "clearance": list(self.clearance)}
@@ -66,11 +69,21 @@ async def resolve_scope(
             return ReadScope(tenant, snapshot_version, levels, True)
         if at is not None:
             return await _scope_at(conn, tenant, str(at), levels, latest)
-        return ReadScope(tenant, latest, levels, False)
+        return ReadScope(tenant, latest, levels, False,
+                         tenant_version=await _tenant_latest(conn, tenant, latest))
 
 
 async def _latest(conn: psycopg.AsyncConnection[Any]) -> int:
     cur = await conn.execute("SELECT coalesce(max(version), 0) FROM snapshots")
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def _tenant_latest(conn: psycopg.AsyncConnection[Any], tenant: str, latest: int) -> int:
+    cur = await conn.execute(
+        "SELECT coalesce(max(version), 0) FROM snapshots WHERE tenant_id = %s "
+        "AND version <= %s", (tenant, latest),
+    )
     row = await cur.fetchone()
     return int(row[0]) if row else 0
 

@@ -1,0 +1,240 @@
+"""Snapshot diffs (RSN-07, RSN-UC-06): what the change log says changed between two instants.
+
+The window ``(start, end]`` selects the tenant's snapshots whose real-world time
+(``snapshots.valid_at``) lies in it. Every element (node ceid or edge key
+``src-[TYPE]->dst@source``) those snapshots touched is collapsed to one entry: the state
+before its first change in the window against the state after its last one.
+
+* existed before = its first change is an ``update`` or ``close``; exists after = its last
+  change is an ``add`` or ``update``. Both -> ``changed``, only after -> ``added``, only
+  before -> ``removed``; neither (added and removed inside the window) or a change that was
+  reverted by the end of the window -> ``transient``.
+* A node's ``changed_keys`` compares the properties its last writer asserted with the same
+  keys before the window (a source that stops asserting a node without closing it shows as
+  ``sources``). An edge compares evidence, confidence, weight and its own properties.
+* Each entry names the snapshot that gave it its final state (version, time, source, note —
+  the commit for a replayed repository) and the evidence: the edge's ``evidence_ref`` or the
+  node's provenance, after the change (before it, for a removal).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from substrate.graph.ontology import Ontology
+from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.scope import ReadScope
+
+INTERNAL_KEYS = frozenset({
+    "ceid", "tenant_id", "iv_from", "iv_to", "sources", "valid_from_v", "valid_to_v",
+    "valid_from_ts", "valid_to_ts", "embedding", "confidence", "provenance", "alias_text",
+})
+EDGE_FIELDS = ("evidence_ref", "confidence", "weight", "props")
+SOURCE_MARKER = {"sources": None}  # the ``before`` of a change that only drops a source
+DISTANCE_TYPES = ("CALLS", "DEPENDS_ON", "IMPORTS", "HOSTS", "OWNS", "PRIMARY_OWNER",
+                  "MENTIONS", "WHY", "EXCEPTS", "CHANGES", "HAS_CHUNK")
+
+_ORDER = "s.valid_at{d}, c.snapshot_version{d}, c.id{d}"
+_NOT_MARKER = ("NOT (c.element_kind = 'node' AND c.op = 'update' "
+               "AND c.before = '{\"sources\": null}'::jsonb)")
+HISTORY_SQL = f"""
+SELECT c.element_kind, c.element_id,
+  (array_agg(c.op ORDER BY {_ORDER.format(d='')}) FILTER (WHERE {_NOT_MARKER}))[1],
+  (array_agg(c.op ORDER BY {_ORDER.format(d=' DESC')}) FILTER (WHERE {_NOT_MARKER}))[1],
+  (array_agg(c.before ORDER BY {_ORDER.format(d='')}) FILTER (WHERE {_NOT_MARKER}))[1],
+  (array_agg(c.after ORDER BY {_ORDER.format(d=' DESC')}) FILTER (WHERE {_NOT_MARKER}))[1],
+  (array_agg(s.source ORDER BY {_ORDER.format(d=' DESC')}))[1],
+  array_agg(DISTINCT c.snapshot_version),
+  bool_or(NOT {_NOT_MARKER})
+FROM change_log c JOIN snapshots s ON s.version = c.snapshot_version
+WHERE s.tenant_id = %(tenant)s AND c.tenant_id = %(tenant)s
+  AND s.valid_at > %(start)s AND s.valid_at <= %(end)s
+GROUP BY c.element_kind, c.element_id
+"""
+SNAPSHOTS_SQL = """
+SELECT version, valid_at, source, note, changed_nodes, changed_edges FROM snapshots
+WHERE tenant_id = %(tenant)s AND valid_at > %(start)s AND valid_at <= %(end)s
+ORDER BY valid_at, version
+"""
+
+
+@dataclass(frozen=True)
+class ElementHistory:
+    """One element's changes inside the window, as the aggregate query returns them."""
+
+    kind: str
+    id: str
+    first_op: str | None
+    last_op: str | None
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    last_source: str | None
+    versions: tuple[int, ...]
+    source_change: bool
+
+
+def snapshot_ref(row: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot as answers cite it; ``commit`` when the note starts with a git sha."""
+    note = row.get("note")
+    head = str(note).split(" ", 1)[0] if note else ""
+    commit = head if len(head) == 40 and all(c in "0123456789abcdef" for c in head) else None
+    valid_at = row["valid_at"]
+    return {"version": int(row["version"]), "tenant": row.get("tenant_id"),
+            "valid_at": valid_at.isoformat() if isinstance(valid_at, datetime) else valid_at,
+            "source": row["source"], "note": note, "commit": commit}
+
+
+async def window_history(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,
+                         end: datetime) -> tuple[list[dict[str, Any]], list[ElementHistory]]:
+    """The tenant's snapshots in ``(start, end]`` and each touched element's history."""
+    args = {"tenant": tenant, "start": start, "end": end}
+    cur = await conn.execute(SNAPSHOTS_SQL, args)
+    names = ("version", "valid_at", "source", "note", "changed_nodes", "changed_edges")
+    snaps = [dict(zip(names, r, strict=True)) for r in await cur.fetchall()]
+    cur = await conn.execute(HISTORY_SQL, args)
+    rows = [ElementHistory(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5]), r[6],
+                           tuple(sorted(int(v) for v in r[7])), bool(r[8]))
+            for r in await cur.fetchall()]
+    return snaps, rows
+
+
+def _json(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    data = json.loads(value) if isinstance(value, str) else value
+    return dict(data)
+
+
+def _change(h: ElementHistory) -> str:
+    if h.first_op is None:  # only source drops: the node stayed
+        return "changed"
+    before = h.first_op in ("update", "close")
+    after = h.last_op in ("add", "update")
+    return {(True, True): "changed", (False, True): "added",
+            (True, False): "removed"}.get((before, after), "transient")
+
+
+def _node_props(raw: dict[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (raw or {}).items() if k not in INTERNAL_KEYS}
+
+
+def node_entry(h: ElementHistory, ontology: Ontology) -> dict[str, Any]:
+    change = _change(h)
+    after = (h.after or {}).get("props") if change != "removed" else None
+    before = _node_props(h.before) if h.before is not None else None
+    diff: dict[str, dict[str, Any]] = {}
+    if change == "changed":
+        old = h.before or {}
+        diff = {k: {"before": old.get(k), "after": v} for k, v in (after or {}).items()
+                if old.get(k) != v}
+        old_sources = list(old.get("sources") or [])
+        if h.source_change or (h.last_source and old_sources
+                               and h.last_source not in old_sources):
+            diff["sources"] = {"before": old_sources, "after": None}
+        if not diff:
+            change = "transient"
+    provenance = ((h.after or {}).get("provenance") if change != "removed"
+                  else (h.before or {}).get("provenance"))
+    label = (h.after or {}).get("label") or ontology.label_for_ceid(h.id)
+    name = (after or {}).get("name") or (before or {}).get("name") or h.id
+    return {"kind": "node", "id": h.id, "label": label, "name": name, "change": change,
+            "before": before if change in ("removed", "changed") else None,
+            "after": after if change in ("added", "changed") else None,
+            "changed_keys": diff, "versions": list(h.versions),
+            "evidence": [str(p) for p in provenance or []]}
+
+
+def edge_entry(h: ElementHistory) -> dict[str, Any]:
+    change = _change(h)
+    shown = h.after if h.after is not None and change != "removed" else h.before
+    edge = shown or {}
+    diff: dict[str, dict[str, Any]] = {}
+    if change == "changed":
+        old, new = h.before or {}, h.after or {}
+        diff = {k: {"before": old.get(k), "after": new.get(k)} for k in EDGE_FIELDS
+                if old.get(k) != new.get(k)}
+        if not diff:
+            change = "transient"
+    refs = [str(edge.get("evidence_ref") or "")]
+    refs += [str(r) for r in (edge.get("props") or {}).get("evidence_refs", [])]
+    hop = {"type": edge.get("type"), "from": edge.get("src"), "to": edge.get("dst"),
+           "evidence_ref": edge.get("evidence_ref"), "confidence": edge.get("confidence"),
+           "weight": edge.get("weight"), "source": edge.get("source"), "conflict": False}
+    return {"kind": "edge", "id": h.id, "type": edge.get("type"), "from": edge.get("src"),
+            "to": edge.get("dst"), "connector": edge.get("source"), "change": change,
+            "before": _edge_state(h.before) if change in ("removed", "changed") else None,
+            "after": _edge_state(h.after) if change in ("added", "changed") else None,
+            "changed_keys": diff, "versions": list(h.versions),
+            "evidence": [r for r in dict.fromkeys(refs) if r], "hop": hop}
+
+
+def _edge_state(payload: dict[str, Any] | None) -> dict[str, Any] | None:
+    if payload is None:
+        return None
+    return {k: payload.get(k) for k in EDGE_FIELDS}
+
+
+def collapse(rows: Iterable[ElementHistory], snapshots: list[dict[str, Any]],
+             ontology: Ontology) -> list[dict[str, Any]]:
+    """One entry per element, nodes first, each with the snapshot of its final state."""
+    refs = {int(s["version"]): snapshot_ref(s) for s in snapshots}
+    out = []
+    for h in rows:
+        entry = node_entry(h, ontology) if h.kind == "node" else edge_entry(h)
+        last = max(h.versions, key=lambda v: (refs[v]["valid_at"], v) if v in refs else ("", v))
+        entry["snapshot"] = refs.get(last)
+        out.append(entry)
+    out.sort(key=lambda e: (e["kind"] != "node", e["id"]))
+    return out
+
+
+def touched(entry: dict[str, Any]) -> list[str]:
+    """The nodes a change is about: the node itself, or both ends of the edge."""
+    if entry["kind"] == "node":
+        return [entry["id"]]
+    return [x for x in (entry["from"], entry["to"]) if x]
+
+
+def matches(entry: dict[str, Any], label: str | None, types: tuple[str, ...],
+            ontology: Ontology) -> bool:
+    """``types``: only relationship changes of those types. ``label``: node changes of that
+    label and relationship changes with an end of that label."""
+    if types and (entry["kind"] != "edge" or entry["type"] not in types):
+        return False
+    if label is None:
+        return True
+    if entry["kind"] == "node":
+        return bool(entry["label"] == label)
+    return any(ontology.label_for_ceid(x) == label for x in touched(entry))
+
+
+async def distances(reader: GraphReader, scope: ReadScope, targets: list[str], v_from: int,
+                    v_to: int, max_depth: int = 3) -> dict[str, int]:
+    """Hops from the nearest target to every node within ``max_depth``, over the structural
+    relationships that existed at some snapshot of ``[v_from, v_to]`` (0 = a target)."""
+    dist = {t: 0 for t in targets}
+    frontier = [t for t in targets if not t.startswith("chunk:")]
+    for depth in range(1, max_depth + 1):
+        if not frontier:
+            break
+        rows = await reader.rows("temporal/window_neighbours", scope,
+                                 {"types": list(DISTANCE_TYPES)}, ceids=frontier,
+                                 v_from=v_from, v_to=v_to)
+        frontier = []
+        for r in rows:
+            if r["ceid"] not in dist:
+                dist[r["ceid"]] = depth
+                if not str(r["ceid"]).startswith("chunk:"):
+                    frontier.append(r["ceid"])
+    return dist
+
+
+def distance_of(entry: dict[str, Any], dist: dict[str, int]) -> int | None:
+    found = [dist[x] for x in touched(entry) if x in dist]
+    return min(found) if found else None

@@ -12,9 +12,17 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.schemas import SchemaGenerator
 
-from gateway import routes_cypher, routes_graph, routes_later, routes_queue, routes_search
+from gateway import (
+    routes_cache,
+    routes_cypher,
+    routes_graph,
+    routes_later,
+    routes_queue,
+    routes_search,
+)
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
+from substrate.cache_invalidator import start_cache
 from substrate.retrieval.service import ReadService
 from substrate.services import open_services
 from substrate.settings import Settings
@@ -42,6 +50,7 @@ def routes() -> list[BaseRoute]:
         Route("/queue", routes_queue.list_queue, methods=["GET"]),
         Route("/queue/{item_id}/approve", routes_queue.approve, methods=["POST"]),
         Route("/queue/{item_id}/reject", routes_queue.reject, methods=["POST"]),
+        Route("/cache/stats", routes_cache.cache_stats, methods=["GET"]),
         WebSocketRoute("/stream", routes_search.stream),
         Route("/openapi.json", openapi, methods=["GET"], include_in_schema=False),
     ]
@@ -53,11 +62,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.services = open_services(settings)
-        app.state.read = ReadService(app.state.services)
+        app.state.cache = start_cache(settings, app.state.services.ontology)
+        app.state.read = ReadService(app.state.services, app.state.cache.cache)
         await asyncio.to_thread(app.state.read.warm_up)  # load the embedder before serving
         try:
             yield
         finally:
+            await app.state.cache.aclose()
             await app.state.services.aclose()
 
     return Starlette(routes=routes(), exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)

@@ -273,6 +273,9 @@ class QueryCache:
         return None
 
     async def _store(self, key: str, scope: ReadScope, result: dict[str, Any]) -> str:
+        if result.get("degraded"):  # a strategy failed: do not pin that answer for the TTL
+            self.stats.not_stored += 1
+            return "not_stored"
         payload = json.dumps({"tv": scope.tenant_version, "v": scope.version,
                               "result": result}, default=str)
         try:

@@ -93,7 +93,8 @@ class GraphWriter:
             snapshots.record_snapshot(
                 conn, version, tenant, valid_at, source, digest, rows, note
             )
-            embeddings = self._embed([n for n in nodes if n.ceid in self._touched(changes)])
+            touched = self._touched(changes)  # once: a set per node made commits O(n²)
+            embeddings = self._embed([n for n in nodes if n.ceid in touched])
             self._record_model(conn, embeddings)
             self._write_neo4j(tenant, source, version, valid_at, changes, embeddings)
         events.publish_pending(self.settings)

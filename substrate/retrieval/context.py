@@ -23,6 +23,7 @@ class SearchOptions:
     token_budget: int = 1500
     strategies: tuple[str, ...] | None = None  # None: the router decides
     rerank: bool = True
+    chunk: dict[str, Any] | None = None  # chunk GraphRetriever options (chunk-graph-rag.md)
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchOptions:
@@ -47,11 +48,44 @@ class SearchOptions:
             (isinstance(self.token_budget, int) and 100 <= self.token_budget <= 20000,
              "token_budget must be 100..20000"),
             (isinstance(self.rerank, bool), "rerank must be a boolean"),
+            (self.chunk is None or isinstance(self.chunk, dict), "chunk must be an object"),
         ]
         for ok, message in checks:
             if not ok:
                 raise BadRequest(message, {"options": self.__dict__})
+        if self.chunk is not None:
+            chunk_options(self.chunk)  # validate now, not inside a strategy
         return self
+
+
+CHUNK_KEYS = {"seed_top_k", "max_hops", "hop_decay", "vector_weight", "graph_weight",
+              "bidirectional", "relation_filter", "min_traversal_score", "keyword_weight"}
+
+
+def chunk_options(data: dict[str, Any]) -> dict[str, Any]:
+    """Validated GraphRetriever options: WithSeedTopK, WithMaxHops, WithHopDecay,
+    WithVectorWeight/WithGraphWeight, WithBidirectional, WithRelationFilter,
+    WithMinTraversalScore, WithSeedKeywordWeight."""
+    unknown = set(data) - CHUNK_KEYS
+    if unknown:
+        raise BadRequest("unknown chunk options", {"unknown": sorted(unknown),
+                                                   "known": sorted(CHUNK_KEYS)})
+    out = dict(data)
+    try:
+        if "seed_top_k" in out and not 1 <= int(out["seed_top_k"]) <= 50:
+            raise ValueError("seed_top_k must be 1..50")
+        if "max_hops" in out and not 0 <= int(out["max_hops"]) <= 3:
+            raise ValueError("max_hops must be 0..3")
+        if "hop_decay" in out:
+            out["hop_decay"] = tuple(float(x) for x in out["hop_decay"])
+        if "relation_filter" in out and out["relation_filter"] is not None:
+            out["relation_filter"] = frozenset(str(x).upper() for x in out["relation_filter"])
+        for key in ("vector_weight", "graph_weight", "min_traversal_score", "keyword_weight"):
+            if key in out and not 0.0 <= float(out[key]) <= 1.0:
+                raise ValueError(f"{key} must be in [0, 1]")
+    except (TypeError, ValueError) as exc:
+        raise BadRequest(f"bad chunk option: {exc}", {"chunk": data}) from exc
+    return out
 
 
 @dataclass(frozen=True)

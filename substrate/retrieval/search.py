@@ -121,10 +121,19 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
                            "note": r.note} for n, r in results.items()}
         | {n: {"status": "failed", "error": e} for n, e in failed.items()},
         "degraded": sorted(failed), "rerank": rerank_info,
+        "graph_context": _graph_context(results),
         "snapshot_version": ctx.scope.version, "pinned": ctx.scope.pinned,
         "evidence_bundle": bundle, "confidence": confidence,
         "timing_ms": round((time.perf_counter() - started) * 1000, 1),
     }
+
+
+def _graph_context(results: dict[str, StrategyResult]) -> dict[str, Any]:
+    """chunk-graph-rag GraphContext: how each graph-discovered chunk was reached."""
+    chunk = results.get("chunk_graph")
+    if chunk is None:
+        return {}
+    return {f["chunk"]: f["graph_context"] for f in chunk.facts if f["graph_context"]}
 
 
 def _why(route: Any) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from substrate.cache import QueryCache, cached_read
 from substrate.errors import Unavailable
 from substrate.graph import embedding_registry
 from substrate.retrieval import direct, strategies_global  # noqa: F401 - registers presets
@@ -19,8 +20,9 @@ from substrate.services import Services
 
 
 class ReadService:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, cache: QueryCache | None = None) -> None:
         self.services = services
+        self.cache = cache  # RSN-13: the public reads below go through it (@cached_read)
         self.settings = services.settings
         self.reader = GraphReader(services.async_driver, services.cypher)
         self.reranker = make_reranker(self.settings, self._embed_many)
@@ -51,6 +53,7 @@ class ReadService:
         return await resolve_scope(self.settings, tenant or self.settings.tenant,
                                    snapshot_version, at, clearance)
 
+    @cached_read("search")
     async def search(self, query: str, scope: ReadScope, options: SearchOptions,
                      emit: Emit = _no_emit) -> dict[str, Any]:
         factory = partial(SearchContext, self.settings, query, scope=scope, reader=self.reader,
@@ -60,6 +63,7 @@ class ReadService:
             else None
         return await search(factory, query, options, self.reranker, emit, chat)
 
+    @cached_read("dependencies")
     async def dependencies(self, scope: ReadScope, service_id: str,
                            q: direct.DependencyQuery) -> dict[str, Any]:
         service = await direct.resolve(self.reader, scope, service_id)
@@ -67,11 +71,13 @@ class ReadService:
         return {"service": service, "query": q.__dict__, "dependencies": rows,
                 "truncated": truncated}
 
+    @cached_read("ownership")
     async def ownership(self, scope: ReadScope, service_id: str) -> dict[str, Any]:
         service = await direct.resolve(self.reader, scope, service_id)
         rows = await self.reader.rows("retrieval/ownership", scope, ceid=service["ceid"])
         return {"service": service, **direct.merge_owners(rows)}
 
+    @cached_read("memory")
     async def memory(self, scope: ReadScope, service_id: str, limit: int = 20,
                      question: str | None = None) -> dict[str, Any]:
         """RSN-08: decisions, failures, exceptions, memories; recency + relevance ranked."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.context import Hit, SearchContext, StrategyResult, chunk_options
 from substrate.retrieval.fusion import (
     BlendOptions,
     TraversalEdge,
@@ -73,7 +73,10 @@ async def _prefetch_edges(ctx: SearchContext, seeds: Sequence[str],
 async def chunk_graph(ctx: SearchContext) -> StrategyResult:
     """chunk-graph-rag.md GraphRetriever: hybrid-seeded BFS with hop decay and blending."""
     result = StrategyResult("chunk_graph")
-    k = ctx.options.top_k
+    given = chunk_options(ctx.options.chunk or {})
+    k = int(given.pop("seed_top_k", ctx.options.top_k))
+    top = ctx.options.top_k
+    keyword_weight = float(given.pop("keyword_weight", 0.3))
     vec = await ctx.reader.rows("retrieval/vector_chunks", ctx.scope,
                                 embedding=await ctx.query_embedding(), k=k)
     lucene = keyword_query(ctx)
@@ -82,19 +85,20 @@ async def chunk_graph(ctx: SearchContext) -> StrategyResult:
     texts = {r["ceid"]: (r["text"], r["doc"]) for r in [*vec, *kw]}
     cos = {r["ceid"]: float(r["score"]) for r in vec}
     seeds = hybrid_seeds(ranked_by_score(cos), ranked_by_score(
-        {r["ceid"]: float(r["score"]) for r in kw}), keyword_weight=0.3, top_k=k)
-    opts = BlendOptions(max_hops=min(ctx.options.max_hops, 3), bidirectional=True)
+        {r["ceid"]: float(r["score"]) for r in kw}), keyword_weight=keyword_weight, top_k=k)
+    opts = BlendOptions(**{"max_hops": min(ctx.options.max_hops, 3), "bidirectional": True,
+                           **given})
     seed_scores = {s.id: cos.get(s.id, 0.0) for s in seeds}
     adjacency = await _prefetch_edges(ctx, list(seed_scores), opts)
     blended = expand_and_blend(seed_scores, lambda ids: [e for i in ids
                                                         for e in adjacency.get(i, [])],
-                               opts, top_k=k + 1)
-    result.truncated = len(blended) > k
-    missing = [b.id for b in blended[:k] if b.id not in texts]
+                               opts, top_k=top + 1)
+    result.truncated = len(blended) > top
+    missing = [b.id for b in blended[:top] if b.id not in texts]
     if missing:
         for row in await ctx.reader.rows("retrieval/chunk_texts", ctx.scope, ceids=missing):
             texts[row["ceid"]] = (row["text"], row["doc"])
-    for b in blended[:k]:
+    for b in blended[:top]:
         text, doc = texts.get(b.id, ("", ""))
         result.hits.append(Hit(b.id, str(doc or b.id), "Chunk", str(text)[:600], b.score))
         result.facts.append({"chunk": b.id, "doc": doc, "score": b.score,

@@ -146,3 +146,20 @@ def test_depth_reaches_transitive_dependencies(api: httpx.Client) -> None:
     assert depth_one < depth_two
     assert "service:ledger" in depth_two - depth_one  # checkout -> payment -> ledger
     assert all(d["depth"] <= 2 for d in two["dependencies"])
+
+
+def test_chunk_graph_retriever_options(api: httpx.Client) -> None:
+    base = {"query": "idempotency keys for payment authorisation retries",
+            "options": {"strategies": ["chunk_graph"], "rerank": False}}
+    seeds_only = search(api, **{**base, "options": {**base["options"],
+                                                  "chunk": {"max_hops": 0}}})
+    assert seeds_only["graph_context"] == {}
+    assert all(h["label"] == "Chunk" for h in seeds_only["results"])
+    walked = search(api, **{**base, "options": {**base["options"], "chunk": {
+        "max_hops": 2, "bidirectional": True, "seed_top_k": 2,
+        "relation_filter": ["SEQUENCE", "SIMILAR_TO"], "hop_decay": [1.0, 0.7, 0.5]}}})
+    assert walked["graph_context"], "graph-discovered chunks say how they were reached"
+    for contexts in walked["graph_context"].values():
+        assert {c["relation"] for c in contexts} <= {"SEQUENCE", "SIMILAR_TO"}
+    bad = api.post("/search", json={**base, "options": {"chunk": {"max_hops": 9}}})
+    assert bad.status_code == 400

@@ -1,0 +1,224 @@
+"""The durable JetStream consumer that evicts query-cache entries named by ``graph.updated``.
+
+One pull consumer per Redis cache (the durable name hashes the Redis URL): gateway replicas
+that share a Redis share the work; each event is acked only after its entries were evicted,
+so Redis down means redelivery, never a lost eviction. NATS down: the task retries with
+backoff (the TTL bounds what it cannot evict meanwhile) and resumes from its durable position.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import nats
+import psycopg
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from substrate.cache import CacheUnavailable, QueryCache
+from substrate.graph import snapshots
+from substrate.graph.events import STREAM, SUBJECT, ensure_stream
+from substrate.graph.ontology import Ontology
+from substrate.settings import Settings
+
+log = logging.getLogger(__name__)
+
+DURABLE_PREFIX = "substrate-cache"
+FETCH_WAIT_S = 2.0  # a pull waits this long for the next event
+BACKOFF_S = (0.2, 2.0)  # first and longest wait between reconnects
+ACK_WAIT_S = 30
+REDELIVER_DELAY_S = 1.0
+
+
+def durable_name(settings: Settings) -> str:
+    digest = hashlib.sha256(settings.redis_url.encode()).hexdigest()[:12]
+    return f"{DURABLE_PREFIX}-{digest}"
+
+
+@dataclass
+class InvalidationStats:
+    connected: bool = False
+    events: int = 0
+    evicted: int = 0
+    redelivered: int = 0
+    caught_up: int = 0  # events published before this connection came up (a backlog)
+    reconnects: int = 0
+    connected_at: datetime | None = None
+    last_version: int | None = None
+    last_tenant: str | None = None
+    last_delay_ms: float | None = None
+    last_error: str | None = None
+    delays_ms: deque[float] = field(default_factory=lambda: deque(maxlen=200))
+
+    def to_dict(self) -> dict[str, Any]:
+        delays = sorted(self.delays_ms)
+        return {
+            "connected": self.connected, "events": self.events, "evicted": self.evicted,
+            "redelivered": self.redelivered, "caught_up": self.caught_up,
+            "reconnects": self.reconnects,
+            "last_version": self.last_version, "last_tenant": self.last_tenant,
+            "last_delay_ms": self.last_delay_ms, "last_error": self.last_error,
+            "recent_delay_ms": {
+                "n": len(delays),
+                "p50": delays[len(delays) // 2] if delays else None,
+                "max": delays[-1] if delays else None,
+            },
+        }
+
+
+class CacheInvalidator:
+    def __init__(self, settings: Settings, cache: QueryCache) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.durable = durable_name(settings)
+        self.stats = InvalidationStats()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self.run(), name="cache-invalidator")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def run(self) -> None:
+        """Consume forever; every failure (NATS down, stream gone) waits and reconnects."""
+        wait = BACKOFF_S[0]
+        while True:
+            try:
+                await self._consume()
+            except Exception as exc:  # noqa: BLE001 - any failure: back off and reconnect
+                self.stats.last_error = f"{type(exc).__name__}: {exc}"
+            if self.stats.connected:  # it was up: try again soon, then back off
+                wait = BACKOFF_S[0]
+            self.stats.connected = False
+            self.stats.reconnects += 1
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, BACKOFF_S[1])
+
+    async def _consume(self) -> None:
+        nc = await nats.connect(self.settings.nats_url, connect_timeout=2,
+                                allow_reconnect=False, max_reconnect_attempts=0,
+                                error_cb=self._on_error)
+        try:
+            js = nc.jetstream()
+            await ensure_stream(js)
+            sub = await js.pull_subscribe(SUBJECT, durable=self.durable, stream=STREAM,
+                                          config=self._consumer_config())
+            self.stats.connected = True
+            self.stats.connected_at = datetime.now(UTC)
+            await self._pull(nc, sub)
+        finally:
+            with contextlib.suppress(Exception):
+                await nc.close()
+
+    async def _on_error(self, exc: Exception) -> None:
+        self.stats.last_error = f"{type(exc).__name__}: {exc}"  # the loop reconnects
+
+    def _consumer_config(self) -> ConsumerConfig:
+        return ConsumerConfig(durable_name=self.durable, ack_policy=AckPolicy.EXPLICIT,
+                              deliver_policy=DeliverPolicy.ALL, ack_wait=ACK_WAIT_S,
+                              max_ack_pending=1000)
+
+    async def _pull(self, nc: NatsClient, sub: Any) -> None:
+        while not nc.is_closed:
+            try:
+                # one at a time: a batch pull lingers until it is full or times out
+                msgs: list[Msg] = await sub.fetch(1, timeout=FETCH_WAIT_S)
+            except TimeoutError:
+                continue
+            for msg in msgs:
+                await self.handle(msg)
+        raise ConnectionError("NATS connection closed")
+
+    async def handle(self, msg: Msg) -> None:
+        """Evict, then ack; Redis down: nak so the event comes back a little later."""
+        try:
+            event = json.loads(msg.data)
+            version, tenant = int(event["snapshot_version"]), str(event["tenant_id"])
+        except (ValueError, KeyError, TypeError):
+            log.warning("dropping malformed graph.updated event: %r", msg.data[:200])
+            await msg.term()
+            return
+        try:
+            ids = await self._changed_ids(event, version)
+            evicted = await self.cache.invalidate(tenant, version, ids)
+        except (CacheUnavailable, psycopg.Error) as exc:
+            self.stats.redelivered += 1
+            self.stats.last_error = f"{type(exc).__name__}: {exc}"
+            await msg.nak(delay=REDELIVER_DELAY_S)
+            return
+        await msg.ack()
+        self._record(event, msg, version, tenant, evicted)
+
+    async def _changed_ids(self, event: dict[str, Any], version: int) -> list[str]:
+        if not event.get("changed_ids_truncated"):
+            return [str(x) for x in event.get("changed_ids", [])]
+
+        def from_change_log() -> list[str]:
+            with psycopg.connect(self.settings.postgres_dsn) as conn:
+                return snapshots.changed_ids(conn, version)
+
+        return await asyncio.to_thread(from_change_log)
+
+    def _record(self, event: dict[str, Any], msg: Msg, version: int, tenant: str,
+                evicted: int) -> None:
+        s = self.stats
+        s.events += 1
+        s.evicted += evicted
+        s.last_version, s.last_tenant = version, tenant
+        published = _published_at(event, msg)
+        if published is None or s.connected_at is None or published < s.connected_at:
+            s.caught_up += 1  # a backlog event: its delay is the outage, not the consumer
+            return
+        s.last_delay_ms = round((datetime.now(UTC) - published).total_seconds() * 1000, 3)
+        s.delays_ms.append(s.last_delay_ms)
+
+
+def _published_at(event: dict[str, Any], msg: Msg) -> datetime | None:
+    """The publisher's stamp, else the time the stream stored the message."""
+    try:
+        if event.get("published_at"):
+            return datetime.fromisoformat(str(event["published_at"]))
+        stamp: datetime = msg.metadata.timestamp
+        return stamp
+    except (ValueError, AttributeError):
+        return None
+
+
+@dataclass
+class CacheRuntime:
+    """What the gateway's lifespan holds: the cache and the task that invalidates it."""
+
+    cache: QueryCache
+    invalidator: CacheInvalidator
+
+    def stats(self) -> dict[str, Any]:
+        return {"cache": {**asdict(self.cache.stats), "redis_available": self.cache.available,
+                          "ttl_seconds": self.cache.ttl},
+                "invalidation": {"durable": self.invalidator.durable,
+                                 **self.invalidator.stats.to_dict()}}
+
+    async def aclose(self) -> None:
+        await self.invalidator.stop()
+        await self.cache.aclose()
+
+
+def start_cache(settings: Settings, ontology: Ontology | None = None) -> CacheRuntime:
+    """The query cache and its invalidator, started on the running event loop."""
+    cache = QueryCache.from_settings(settings, ontology)
+    invalidator = CacheInvalidator(settings, cache)
+    invalidator.start()
+    return CacheRuntime(cache, invalidator)

@@ -1,0 +1,164 @@
+"""Search strategies for time, intent and epic impact, registered into the presets:
+
+* ``temporal`` (RSN-UC-06, Intent.TEMPORAL): "what changed in the three days before <incident>?"
+  — finds the incident, diffs the window before its time and ranks the changes by their graph
+  distance to the services the incident affected or was caused by (see ``incident_diff``).
+* ``intent`` (RSN-UC-03, Intent.INTENT_MISMATCH): the intent check of each PR the question
+  names.
+* ``epic_impact`` (RSN-UC-08, Intent.EPIC_IMPACT): the services an epic affects.
+
+Each returns ``facts`` and a ``note`` that the composed answer uses as its text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from substrate.errors import NotFound
+from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.impact import epic_impact as impact_of
+from substrate.retrieval.impact import impact_hops, resolve_item
+from substrate.retrieval.incidents import incident_diff, incident_note
+from substrate.retrieval.intent import check_intent, intent_hops
+from substrate.retrieval.registry import register
+from substrate.retrieval.router import Intent
+
+_KEY = re.compile(r"\b([A-Z][A-Z0-9]{1,9}-\d{1,6})\b")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def tokens(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) >= 3}
+
+
+async def temporal(ctx: SearchContext) -> StrategyResult:
+    result = StrategyResult("temporal")
+    found = await incident_diff(ctx)
+    if found is None:
+        result.note = "no incident in the graph matches the question"
+        return result
+    ranked, truncated = found.ranked, False
+    limit = ctx.options.top_k * 5
+    if len(ranked) > limit:
+        ranked, truncated = ranked[:limit], True
+    result.truncated = truncated
+    result.hops = [{**link["hop"], "hop": 1} for link in found.incident["links"]]
+    for rank, fact in enumerate(ranked):
+        change = fact["change"]
+        result.facts.append(fact)
+        if change["kind"] == "edge":
+            result.hops.append({**change["hop"], "hop": 1})
+        result.hits.append(Hit(change["id"], str(change.get("name") or change["id"]),
+                               str(change.get("label") or change.get("type") or ""),
+                               fact["summary"], 1.0 / (1 + rank)))
+    result.note = incident_note(found)
+    return result
+
+
+async def intent(ctx: SearchContext) -> StrategyResult:
+    result = StrategyResult("intent")
+    numbers = list(ctx.route.pr_numbers) or [
+        int(s["ceid"].split(":", 1)[1]) for s in ctx.seeds
+        if s["label"] == "PullRequest" and s["ceid"].split(":", 1)[1].isdigit()]
+    if not numbers:
+        result.note = "no pull request named in the question"
+        return result
+
+    async def embed(texts: list[str]) -> list[list[float]]:
+        return list(await asyncio.gather(*(ctx.embed_query(t) for t in texts)))
+
+    lines = []
+    for number in numbers[:3]:
+        try:
+            out = await check_intent(ctx.settings, ctx.reader, ctx.scope, number, embed)
+        except NotFound:
+            result.facts.append({"pr": {"ceid": f"pr:{number}"}, "status": "unknown_pr"})
+            lines.append(f"PR #{number} is not in the graph.")
+            continue
+        result.facts.append(out)
+        result.hops += intent_hops(out)
+        result.hits.append(Hit(out["pr"]["ceid"], str(out["pr"]["name"]), "PullRequest",
+                               str(out["pr"].get("summary") or ""), 1.0))
+        lines.append(intent_sentence(out))
+    result.note = " ".join(lines)
+    return result
+
+
+def intent_sentence(out: dict[str, Any]) -> str:
+    pr = f"{out['pr']['name']} ({out['pr'].get('title') or out['pr']['ceid']})"
+    if out["status"] == "no_linked_item":
+        return f"{pr} links no project item, so there is nothing to compare it with."
+    if out["status"] == "no_change_summary":
+        return f"{pr} has no change summary to compare."
+    item = out["linked_item"]
+    verdict = (f"flagged: similarity {out['score']} is below {out['threshold']}. "
+               + out["advisory"] if out["flagged"]
+               else f"not flagged: similarity {out['score']} >= {out['threshold']}.")
+    return (f"{pr} is linked to {item.get('key') or item['ceid']} \"{item['name']}\" "
+            f"[{out['items'][0]['hop']['evidence_ref']}] — {verdict}")
+
+
+async def _find_item(ctx: SearchContext) -> dict[str, Any] | None:
+    for key in _KEY.findall(ctx.query):
+        try:
+            return await resolve_item(ctx.reader, ctx.scope, key)
+        except NotFound:
+            continue
+    seeded = [s for s in ctx.seeds if s["label"] == "ProjectItem"]
+    if seeded:
+        return seeded[0]
+    rows = await ctx.reader.rows("retrieval/project_items", ctx.scope, limit=1000)
+    words = tokens(ctx.query)
+    scored = [(len(words & tokens(f"{r['item']['name']} {r['key'] or ''}")),
+               r["kind"] == "epic", r["item"]) for r in rows]
+    scored = [s for s in scored if s[0] > 0]
+    if not scored:
+        return None
+    best = max(scored, key=lambda s: (s[0], s[1], s[2]["ceid"]))
+    return dict(best[2])
+
+
+async def epic_impact(ctx: SearchContext) -> StrategyResult:
+    result = StrategyResult("epic_impact")
+    item = await _find_item(ctx)
+    if item is None:
+        result.note = "no project item named in the question"
+        return result
+    depth = min(ctx.route.depth or 1, 2)
+    out = await impact_of(ctx.reader, ctx.scope, item["ceid"], depth,
+                          limit=min(ctx.options.top_k * 5, 200))
+    result.truncated = out["truncated"]
+    result.hops = impact_hops(out)
+    result.facts = [out]
+    for rank, s in enumerate(out["services"]):
+        result.hits.append(Hit(s["ceid"], str(s["name"]), str(s["label"]),
+                               f"{s['role']} via {s['via']}", 1.0 / (1 + rank)))
+    result.note = impact_sentence(out) if out["services"] else (
+        f"{item['name']} ({item['ceid']}) links no intent assertion naming a service.")
+    return result
+
+
+def impact_sentence(out: dict[str, Any]) -> str:
+    item = out["item"]
+    asserted = [s for s in out["services"] if s["role"] == "asserted"]
+    refs = sorted({s["hops"][-1]["evidence_ref"] for s in asserted})
+    text = (f"{item['name']} ({item['ceid']}) affects "
+            + ", ".join(s["name"] for s in asserted)
+            + f" (asserted by {', '.join(out['intents'])} [{', '.join(refs)}]).")
+    dependents = [s for s in out["services"] if s["role"] == "dependent"]
+    if dependents:
+        text += (f" Within {out['depth']} hop(s) these depend on them: "
+                 + ", ".join(f"{s['name']} (-> {s['via'].split(':', 1)[-1]})"
+                             for s in dependents) + ".")
+    return text
+
+
+def install() -> None:
+    register("temporal", temporal, Intent.TEMPORAL)
+    register("intent", intent, Intent.INTENT_MISMATCH)
+    register("epic_impact", epic_impact, Intent.EPIC_IMPACT)
+
+
+install()

@@ -16,9 +16,9 @@ from gateway import (
     routes_cache,
     routes_cypher,
     routes_graph,
-    routes_later,
     routes_queue,
     routes_search,
+    routes_time,
 )
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
@@ -45,8 +45,9 @@ def routes() -> list[BaseRoute]:
         Route("/dependencies/{service_id}", routes_graph.dependencies, methods=["GET"]),
         Route("/ownership/{service_id}", routes_graph.ownership, methods=["GET"]),
         Route("/memory/{service_id}", routes_graph.memory, methods=["GET"]),
-        Route("/intent-check", routes_later.intent_check, methods=["POST"]),
-        Route("/temporal", routes_later.temporal, methods=["GET"]),
+        Route("/intent-check", routes_time.intent_check, methods=["POST"]),
+        Route("/temporal", routes_time.temporal, methods=["GET"]),
+        Route("/impact/{item_id}", routes_time.impact, methods=["GET"]),
         Route("/queue", routes_queue.list_queue, methods=["GET"]),
         Route("/queue/{item_id}/approve", routes_queue.approve, methods=["POST"]),
         Route("/queue/{item_id}/reject", routes_queue.reject, methods=["POST"]),

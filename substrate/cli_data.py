@@ -1,4 +1,4 @@
-"""Data commands of the ``substrate`` CLI: ingest, verification queue, merge, ask."""
+"""Data commands of the ``substrate`` CLI: ingest, verification queue, merge, browser, ask."""
 
 from __future__ import annotations
 
@@ -112,6 +112,23 @@ def cmd_enrich(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_browser(settings: Settings, args: argparse.Namespace) -> int:
+    from substrate import browser
+
+    if args.action == "export":
+        print(browser.favorites_zip(Path(args.out) if args.out else browser.FAVORITES_ZIP))
+        return 0
+    from substrate.cypher import CypherLibrary
+    from substrate.db import neo4j_driver
+
+    driver = neo4j_driver(settings)
+    try:
+        print(json.dumps(browser.install(driver, CypherLibrary.load()), indent=2))
+    finally:
+        driver.close()
+    return 0
+
+
 def add_data_commands(sub: Any) -> None:
     p = sub.add_parser("ingest", help="load a source into the graph")
     p.add_argument("kind", choices=["jsonl", "git"])
@@ -139,6 +156,11 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--evidence", default="", help="what proves they are one (required)")
     p.add_argument("--actor", default="cli")
     p.set_defaults(handler=cmd_merge)
+    p = sub.add_parser("browser", help="Neo4j Browser: install the custom.substrate_* "
+                       "procedures | export the saved-scripts archive")
+    p.add_argument("action", choices=["install", "export"])
+    p.add_argument("--out", help="export: where to write the .zip (default: the shipped one)")
+    p.set_defaults(handler=cmd_browser)
     p = sub.add_parser("ask", help="ask a question; prints answer, evidence and confidence")
     p.add_argument("question")
     p.add_argument("--json", action="store_true")

@@ -14,6 +14,12 @@ Every file under ``cypher/`` starts with a header of ``// key: value`` lines::
 ``StrictUndefined``) used only for structure (allow-listed labels, optional clauses); every
 value from a user goes in as a ``$param``. A ``// sample:`` JSON line gives a template a
 context for the start-up check.
+
+Two optional lines serve the Neo4j Browser procedures (:mod:`substrate.browser`):
+``// types: ceid:STRING, limit:INTEGER`` gives parameter types where the conventional ones do
+not fit, and ``// procedures: {"": {...}, "in": {...}}`` names the Jinja contexts installed as
+procedures (suffix -> context; default: the sample). Files under ``cypher/browser/`` are
+Browser scripts (``:param`` lines + a query), not templates: the loader skips them.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from substrate.settings import PROJECT_ROOT
 
 CYPHER_DIR = PROJECT_ROOT / "cypher"
 REQUIRED = ("name", "version", "mode", "params", "returns", "serves", "doc")
+NOT_TEMPLATES = "browser"  # cypher/browser/: saved scripts for Neo4j Browser
+_TYPE = re.compile(r"^(?:LIST OF )?(?:STRING|INTEGER|FLOAT|BOOLEAN|MAP|ANY)$")
 _HEADER = re.compile(r"^//\s*([a-z_]+)\s*:\s*(.*)$")
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _ENV = jinja2.Environment(
@@ -54,6 +62,8 @@ class CypherTemplate:
     path: Path
     is_template: bool
     sample: dict[str, Any] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
+    procedures: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def render(self, **context: Any) -> str:
         if not self.is_template:
@@ -73,6 +83,32 @@ class CypherTemplate:
 
 def _split_list(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+def _parse_types(path: Path, value: str, params: tuple[str, ...]) -> dict[str, str]:
+    """``ceid:STRING, ceids:LIST OF STRING`` -> {name: TYPE}; names must be parameters."""
+    types = {}
+    for item in _split_list(value):
+        name, _, kind = (x.strip() for x in item.partition(":"))
+        kind = " ".join(kind.upper().split())
+        if name not in params or not _TYPE.match(kind):
+            raise TemplateError(f"{path}: bad types entry {item!r} (a parameter and one of "
+                                "STRING, INTEGER, FLOAT, BOOLEAN, MAP, ANY or LIST OF them)")
+        types[name] = kind
+    return types
+
+
+def _parse_procedures(path: Path, value: str) -> dict[str, dict[str, Any]]:
+    try:
+        procedures = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise TemplateError(f"{path}: procedures is not JSON: {exc}") from exc
+    if not isinstance(procedures, dict) or not all(
+        isinstance(k, str) and re.fullmatch(r"[a-z0-9_]*", k) and isinstance(v, dict)
+        for k, v in procedures.items()
+    ):
+        raise TemplateError(f"{path}: procedures must map suffixes [a-z0-9_]* to contexts")
+    return procedures
 
 
 def parse_template(path: Path, root: Path = CYPHER_DIR) -> CypherTemplate:
@@ -112,6 +148,8 @@ def parse_template(path: Path, root: Path = CYPHER_DIR) -> CypherTemplate:
         returns=_split_list(header["returns"]), serves=header["serves"], doc=header["doc"],
         body=body, path=path, is_template=is_template,
         sample=json.loads(header.get("sample", "{}")),
+        types=_parse_types(path, header.get("types", ""), params),
+        procedures=_parse_procedures(path, header.get("procedures", "{}")),
     )
 
 
@@ -126,6 +164,8 @@ class CypherLibrary:
         found: dict[str, CypherTemplate] = {}
         errors = []
         for path in sorted(root.rglob("*.cypher*")):
+            if path.relative_to(root).parts[0] == NOT_TEMPLATES:
+                continue
             try:
                 t = parse_template(path, root)
                 found[t.name] = t

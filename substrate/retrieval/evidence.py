@@ -10,7 +10,7 @@ from substrate.retrieval.confidence import Support, confidence_block, evidence_d
 from substrate.retrieval.context import SearchContext, StrategyResult
 
 GRAPH_STRATEGIES = ("dependencies", "callers", "owns_traversal", "memory", "local_graphrag",
-                    "epic_impact", "temporal", "risks")
+                    "epic_impact", "temporal", "risks", "intent")
 
 
 def _hops(results: dict[str, StrategyResult]) -> list[Hop]:

@@ -10,7 +10,11 @@ from typing import Any
 from substrate.cache import QueryCache, cached_read
 from substrate.errors import Unavailable
 from substrate.graph import embedding_registry
-from substrate.retrieval import direct, strategies_global  # noqa: F401 - registers presets
+from substrate.retrieval import (  # noqa: F401 - strategies_* register search presets
+    direct,
+    strategies_global,
+    strategies_time,
+)
 from substrate.retrieval.context import SearchContext, SearchOptions
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.rerank import make_reranker

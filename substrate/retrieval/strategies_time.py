@@ -48,11 +48,15 @@ async def temporal(ctx: SearchContext) -> StrategyResult:
     for rank, fact in enumerate(ranked):
         change = fact["change"]
         result.facts.append(fact)
-        if change["kind"] == "edge":
+        if change["kind"] == "edge" and change["hop"]:
             result.hops.append({**change["hop"], "hop": 1})
         result.hits.append(Hit(change["id"], str(change.get("name") or change["id"]),
                                str(change.get("label") or change.get("type") or ""),
                                fact["summary"], 1.0 / (1 + rank)))
+    if not ranked:  # nothing changed: the incident and the empty window are the answer
+        result.facts.append({"incident": found.incident["incident"], "changes": 0,
+                             "window": {"from": found.window.start.isoformat(),
+                                        "to": found.window.end.isoformat()}})
     result.note = incident_note(found)
     return result
 

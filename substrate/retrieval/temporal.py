@@ -323,7 +323,7 @@ async def graph_diff(settings: Settings, reader: GraphReader, scope: ReadScope,
                                                ("added", "removed", "changed", "transient")}
     for e in shown:
         groups[e["change"]].append(e)
-    hops = [{**e["hop"], "hop": 1} for e in shown if e["kind"] == "edge"]
+    hops = [{**e["hop"], "hop": 1} for e in shown if e["kind"] == "edge" and e["hop"]]
     return {
         "mode": "diff", "from": start.isoformat(), "to": end.isoformat(),
         "from_snapshot": await snapshot_of(settings, scope.tenant, window.v_from),

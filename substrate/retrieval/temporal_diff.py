@@ -58,7 +58,7 @@ WHERE s.tenant_id = %(tenant)s AND c.tenant_id = %(tenant)s
 GROUP BY c.element_kind, c.element_id
 """
 SNAPSHOTS_SQL = """
-SELECT version, valid_at, source, note, changed_nodes, changed_edges FROM snapshots
+SELECT version, tenant_id, valid_at, source, note, changed_nodes, changed_edges FROM snapshots
 WHERE tenant_id = %(tenant)s AND valid_at > %(start)s AND valid_at <= %(end)s
 ORDER BY valid_at, version
 """
@@ -95,7 +95,8 @@ async def window_history(conn: psycopg.AsyncConnection[Any], tenant: str, start:
     """The tenant's snapshots in ``(start, end]`` and each touched element's history."""
     args = {"tenant": tenant, "start": start, "end": end}
     cur = await conn.execute(SNAPSHOTS_SQL, args)
-    names = ("version", "valid_at", "source", "note", "changed_nodes", "changed_edges")
+    names = ("version", "tenant_id", "valid_at", "source", "note", "changed_nodes",
+             "changed_edges")
     snaps = [dict(zip(names, r, strict=True)) for r in await cur.fetchall()]
     cur = await conn.execute(HISTORY_SQL, args)
     rows = [ElementHistory(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5]), r[6],
@@ -150,10 +151,18 @@ def node_entry(h: ElementHistory, ontology: Ontology) -> dict[str, Any]:
             "evidence": [str(p) for p in provenance or []]}
 
 
+def parse_key(key: str) -> tuple[str, str, str, str]:
+    """``src-[TYPE]->dst@source`` -> (src, TYPE, dst, source)."""
+    src, _, rest = key.partition("-[")
+    rel_type, _, rest = rest.partition("]->")
+    dst, _, source = rest.rpartition("@")
+    return src, rel_type, dst, source
+
+
 def edge_entry(h: ElementHistory) -> dict[str, Any]:
     change = _change(h)
-    shown = h.after if h.after is not None and change != "removed" else h.before
-    edge = shown or {}
+    edge = (h.after if h.after is not None and change != "removed" else h.before) or {}
+    src, rel_type, dst, source = parse_key(h.id)
     diff: dict[str, dict[str, Any]] = {}
     if change == "changed":
         old, new = h.before or {}, h.after or {}
@@ -163,11 +172,12 @@ def edge_entry(h: ElementHistory) -> dict[str, Any]:
             change = "transient"
     refs = [str(edge.get("evidence_ref") or "")]
     refs += [str(r) for r in (edge.get("props") or {}).get("evidence_refs", [])]
-    hop = {"type": edge.get("type"), "from": edge.get("src"), "to": edge.get("dst"),
-           "evidence_ref": edge.get("evidence_ref"), "confidence": edge.get("confidence"),
-           "weight": edge.get("weight"), "source": edge.get("source"), "conflict": False}
-    return {"kind": "edge", "id": h.id, "type": edge.get("type"), "from": edge.get("src"),
-            "to": edge.get("dst"), "connector": edge.get("source"), "change": change,
+    hop = None if not edge.get("evidence_ref") else {
+        "type": rel_type, "from": src, "to": dst, "evidence_ref": edge["evidence_ref"],
+        "confidence": edge.get("confidence"), "weight": edge.get("weight"), "source": source,
+        "conflict": False}
+    return {"kind": "edge", "id": h.id, "type": rel_type, "from": src, "to": dst,
+            "connector": source, "change": change,
             "before": _edge_state(h.before) if change in ("removed", "changed") else None,
             "after": _edge_state(h.after) if change in ("added", "changed") else None,
             "changed_keys": diff, "versions": list(h.versions),

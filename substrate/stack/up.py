@@ -27,6 +27,23 @@ def migrate_all(settings: Settings, progress: Progress = _print) -> list[str]:
         driver.close()
 
 
+def install_procedures(settings: Settings, progress: Progress = _print) -> list[str]:
+    """The Neo4j Browser procedures ``custom.substrate_*`` (missing or changed ones only)."""
+    from substrate.browser import install
+    from substrate.cypher import CypherLibrary
+
+    driver = neo4j_driver(settings)
+    try:
+        outcome = install(driver, CypherLibrary.load())
+    finally:
+        driver.close()
+    if outcome["installed"] or outcome["dropped"]:
+        progress(f"[browser] custom.substrate_* procedures: {len(outcome['installed'])} "
+                 f"installed, {len(outcome['dropped'])} dropped, "
+                 f"{len(outcome['skipped'])} template(s) skipped {outcome['skipped']}")
+    return outcome["installed"]
+
+
 def up(settings: Settings, demo: bool = True, gateway: bool = True,
        progress: Progress = _print) -> dict[str, Any]:
     started_at = time.monotonic()
@@ -34,6 +51,7 @@ def up(settings: Settings, demo: bool = True, gateway: bool = True,
         d.mkdir(parents=True, exist_ok=True)
     started = start_data_parts(settings, progress)
     migrations = migrate_all(settings, progress)
+    install_procedures(settings, progress)
     snapshots: list[int] = []
     if demo:
         from substrate.demo.load import load_demo

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import statistics
 import sys
@@ -120,7 +121,7 @@ def ingest_size(settings: Settings, driver: Driver, n_edges: int,
         published = events_published(settings, versions)
     finally:
         cleanup = delete_tenant(settings, driver, tenant)
-    return {
+    figures = {
         "target_edges": n_edges, "finished": finished, "tenant": tenant,
         "edges": edges, "nodes": nodes, "commits": len(per_commit),
         "edges_per_commit": EDGES_PER_COMMIT, "seconds": round(seconds, 1),
@@ -132,6 +133,8 @@ def ingest_size(settings: Settings, driver: Driver, n_edges: int,
                            "first": round(per_commit[0], 2), "last": round(per_commit[-1], 2)},
         "nats_events_published": published, "cleanup": cleanup,
     }
+    print(json.dumps(figures), flush=True)
+    return figures
 
 
 def events_published(settings: Settings, versions: list[int]) -> int:
@@ -147,7 +150,7 @@ def delete_tenant(settings: Settings, driver: Driver, tenant: str) -> dict[str, 
     change-log rows; the snapshot rows stay (versions are global and monotonic)."""
     t = time.perf_counter()
     with driver.session() as session:
-        summary = session.run(DELETE_CYPHER, tenant=tenant).consume()  # type: ignore[arg-type]
+        summary = session.run(DELETE_CYPHER, tenant=tenant).consume()
     with psycopg.connect(settings.postgres_dsn) as conn:
         rows = conn.execute("DELETE FROM change_log WHERE tenant_id = %s", (tenant,)).rowcount
     return {"nodes_deleted": summary.counters.nodes_deleted,
@@ -206,6 +209,8 @@ def run(sizes: tuple[int, ...] = SIZES, replay: bool = True) -> dict[str, Any]:
             ]
     finally:
         driver.close()
+    figures["load_average_1m_after"] = round(os.getloadavg()[0], 2)
+    figures["cpu_count"] = os.cpu_count()
     figures["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     return figures
 

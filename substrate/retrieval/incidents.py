@@ -1,0 +1,234 @@
+"""RSN-UC-06: "what changed in the three days before <incident>?".
+
+1. The incident: a FailurePattern linked from the question's entities; otherwise the one whose
+   name, id and affected / causing entities share the most words with the question (2 points
+   per word of its name or id, 1 per word naming a linked entity, 3 per question entity it is
+   linked to). When the question gives a date ("... before the 2026-09-17 outage", "last
+   Friday's incident") only incidents of that time count. No match at all: the most recent.
+2. Its time: the ``date`` (or ``occurred_at``) property; a bare date means the end of that day.
+3. The window: "N days/hours/weeks before" in the question, else 3 days — the diff of the
+   tenant's snapshots in ``(time - window, time]`` (:mod:`substrate.retrieval.temporal_diff`).
+4. The ranking: graph distance from the change (a node, or either end of an edge) to the
+   nearest Service/Infrastructure the incident AFFECTED or was CAUSED_BY (0 = that entity),
+   over the relationships that existed in the window; then changes from a snapshot whose note
+   cites a PR the incident names as a cause; then the latest first. Chunk-level changes
+   (document text pieces) are left out: their document's change stands for them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+from substrate.graph.ontology import load_ontology
+from substrate.retrieval import temporal_diff as td
+from substrate.retrieval.context import SearchContext
+from substrate.retrieval.temporal import Window, changes
+from substrate.retrieval.timephrases import TimeScope
+
+DEFAULT_WINDOW = timedelta(days=3)
+MAX_DISTANCE = 3
+TARGET_LABELS = ("Service", "Infrastructure")
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+            "seven": 7, "eight": 8, "nine": 9, "ten": 10, "fourteen": 14, "thirty": 30}
+_UNITS = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1),
+          "month": timedelta(days=30)}
+_WINDOW = re.compile(r"\b(\d{1,3}|" + "|".join(_NUMBERS) + r")\s+(hour|day|week|month)s?\s+"
+                     r"(?:before|prior\s+to|leading\s+up\s+to|ahead\s+of|preceding)\b", re.I)
+_STOP = frozenset({
+    "what", "which", "changed", "change", "changes", "before", "after", "prior", "the", "and",
+    "for", "with", "that", "this", "days", "day", "hours", "hour", "weeks", "week", "month",
+    "months", "incident", "incidents", "outage", "outages", "failure", "last", "since",
+    "during", "into", "from", "was", "were", "did", "does", "happened", "leading", "ahead",
+    "preceding", "there", *_NUMBERS})
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def window_length(question: str) -> timedelta:
+    m = _WINDOW.search(question)
+    if not m:
+        return DEFAULT_WINDOW
+    n = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1).lower()]
+    return max(1, n) * _UNITS[m.group(2).lower()]
+
+
+def incident_time(text: Any) -> tuple[datetime, bool] | None:
+    """(instant, was a bare date) of an incident's date property, or None."""
+    value = str(text or "").strip()
+    if not value:
+        return None
+    try:
+        if len(value) == 10:
+            day = datetime.fromisoformat(value).date()
+            return datetime.combine(day + timedelta(days=1), time(), tzinfo=UTC), True
+        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (instant if instant.tzinfo else instant.replace(tzinfo=UTC)), False
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP}
+
+
+def _targets(row: dict[str, Any]) -> list[dict[str, Any]]:
+    return [link["target"] for link in row["links"]]
+
+
+def _score(row: dict[str, Any], words: set[str], seeds: set[str]) -> int:
+    own = _words(f"{row['incident']['name']} {row['incident']['ceid']}")
+    linked = _words(" ".join(f"{t['name']} {t['ceid']}" for t in _targets(row)))
+    return (2 * len(words & own) + len(words & linked)
+            + 3 * len(seeds & {t["ceid"] for t in _targets(row)}))
+
+
+def _span(scope: TimeScope) -> tuple[datetime | None, datetime | None]:
+    """The time the question places the incident in (a day around an end-only bound)."""
+    day = timedelta(days=1)
+    if scope.start or scope.end:
+        return scope.start or (scope.end - day if scope.end else None), scope.end
+    if scope.as_of:
+        return scope.as_of - day, scope.as_of
+    return None, None
+
+
+@dataclass
+class IncidentDiff:
+    incident: dict[str, Any]
+    when: datetime
+    date_only: bool
+    why: str
+    length: timedelta
+    window: Window
+    snapshots: list[dict[str, Any]]
+    ranked: list[dict[str, Any]]
+
+
+async def find_incident(ctx: SearchContext) -> tuple[dict[str, Any], str] | None:
+    rows = [r for r in await ctx.reader.rows("temporal/incidents", ctx.scope, limit=500)
+            if incident_time(r["date"])]
+    seeds = {s["ceid"] for s in ctx.seeds}
+    named = [r for r in rows if r["incident"]["ceid"] in seeds]
+    if named:
+        return named[0], "named in the question"
+    lo, hi = _span(ctx.route.time)
+    if lo or hi:
+        dated = [r for r in rows if (lo is None or lo <= _when(r))
+                 and (hi is None or _when(r) <= hi)]
+        rows = dated or rows
+    if not rows:
+        return None
+    words = _words(ctx.query)
+    best = max(rows, key=lambda r: (_score(r, words, seeds), _when(r), r["incident"]["ceid"]))
+    if _score(best, words, seeds) == 0:
+        return best, "no incident matched the question's words; the most recent one"
+    return best, "best match of the question's words and entities"
+
+
+def _when(row: dict[str, Any]) -> datetime:
+    found = incident_time(row["date"])
+    assert found is not None
+    return found[0]
+
+
+def _cited(entry: dict[str, Any], prs: set[str]) -> bool:
+    note = str((entry.get("snapshot") or {}).get("note") or "")
+    return any(re.search(rf"#{n}\b", note) for n in prs)
+
+
+async def incident_diff(ctx: SearchContext) -> IncidentDiff | None:
+    found = await find_incident(ctx)
+    if found is None:
+        return None
+    row, why = found
+    when, date_only = incident_time(row["date"]) or (datetime.now(UTC), False)
+    length = window_length(ctx.query)
+    window, snaps, entries = await changes(ctx.settings, ctx.reader, ctx.scope, when - length,
+                                           when, load_ontology(), strict=False)
+    entries = [e for e in entries
+               if not any(x.startswith("chunk:") for x in td.touched(e))]
+    targets = [t["ceid"] for t in _targets(row) if t["label"] in TARGET_LABELS]
+    dist = await td.distances(ctx.reader, ctx.scope, targets, window.v_from, window.v_to,
+                              MAX_DISTANCE) if targets else {}
+    prs = {t["ceid"].split(":", 1)[1] for t in _targets(row) if t["label"] == "PullRequest"}
+    ranked = sorted(entries, key=lambda e: _rank_key(e, dist, prs))
+    facts = [{"change": e, "distance": td.distance_of(e, dist), "cited_cause": _cited(e, prs),
+              "summary": describe(e), "rank": rank} for rank, e in enumerate(ranked, 1)]
+    return IncidentDiff(row, when, date_only, why, length, window, snaps, facts)
+
+
+def _rank_key(entry: dict[str, Any], dist: dict[str, int],
+              prs: set[str]) -> tuple[int, bool, float, str]:
+    """Nearest first, then changes the incident cites as its cause, then the latest."""
+    d = td.distance_of(entry, dist)
+    snap = entry.get("snapshot")
+    stamp = datetime.fromisoformat(snap["valid_at"]).timestamp() if snap else 0.0
+    return (MAX_DISTANCE + 1 if d is None else d, not _cited(entry, prs), -stamp, entry["id"])
+
+
+def _kv(values: Any) -> dict[str, str] | None:
+    if not isinstance(values, list) or not all(isinstance(v, str) and "=" in v for v in values):
+        return None
+    return dict(v.split("=", 1) for v in values)
+
+
+def _key_delta(key: str, change: dict[str, Any]) -> str:
+    old, new = _kv(change.get("before")), _kv(change.get("after"))
+    if old is None or new is None:
+        return key
+    parts = [f"{k} {old[k]}→{new[k]}" for k in sorted(old.keys() & new.keys()) if old[k] != new[k]]
+    parts += [f"+{k}" for k in sorted(new.keys() - old.keys())]
+    parts += [f"-{k}" for k in sorted(old.keys() - new.keys())]
+    return f"{key}: {', '.join(parts)}" if parts else key
+
+
+def describe(entry: dict[str, Any]) -> str:
+    if entry["kind"] == "node":
+        keys = "; ".join(_key_delta(k, v) for k, v in sorted(entry["changed_keys"].items()))
+        return (f"{entry['label']} {entry['id']} {entry['change']}"
+                + (f" ({keys})" if keys else ""))
+    ref = f" [{entry['evidence'][0]}]" if entry["evidence"] else ""
+    return f"{entry['type']} {entry['from']} -> {entry['to']} {entry['change']}{ref}"
+
+
+def _span_text(length: timedelta) -> str:
+    if length % timedelta(days=1) == timedelta(0):
+        days = length // timedelta(days=1)
+        return f"{days} day{'s' if days != 1 else ''}"
+    return f"{length // timedelta(hours=1)} hours"
+
+
+def _snapshot_line(n: int, facts: list[dict[str, Any]], per_snapshot: int) -> str:
+    """``n. <commit> (<time>, <subject>; distance d): change; change; ...``"""
+    snap = facts[0]["change"]["snapshot"] or {}
+    label = (snap.get("commit") or "")[:7] or f"snapshot {snap.get('version')}"
+    note = str(snap.get("note") or snap.get("source") or "")
+    subject = note.split(" ", 1)[-1] if snap.get("commit") else note
+    items = "; ".join(f["summary"] for f in facts[:per_snapshot])
+    more = f"; and {len(facts) - per_snapshot} more" if len(facts) > per_snapshot else ""
+    dist = facts[0]["distance"]
+    cited = ", cited by the incident as its cause" if facts[0]["cited_cause"] else ""
+    return (f"{n}. {label} ({snap.get('valid_at')}, {subject}{cited}; distance "
+            f"{'>' + str(MAX_DISTANCE) if dist is None else dist}): {items}{more}.")
+
+
+def incident_note(found: IncidentDiff, per_snapshot: int = 6) -> str:
+    """The answer: the incident, then one line per snapshot, best-ranked change first."""
+    inc = found.incident["incident"]
+    linked = ", ".join(sorted({t["name"] for t in _targets(found.incident)}))
+    bare = ", a date without a time: taken as the end of that day" if found.date_only else ""
+    head = (f"What changed in the {_span_text(found.length)} before {inc['name']} "
+            f"({inc['ceid']}, {found.when.isoformat()}{bare}; linked to "
+            f"{linked or 'nothing'}): ")
+    if not found.ranked:
+        return head + ("nothing: no snapshot of the tenant changed the graph between "
+                       f"{found.window.start.isoformat()} and the incident (ask for a longer "
+                       "window, e.g. 'in the 7 days before').")
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for f in found.ranked:
+        groups.setdefault(int((f["change"]["snapshot"] or {"version": 0})["version"]), []).append(f)
+    lines = [_snapshot_line(n, facts, per_snapshot) for n, facts in enumerate(groups.values(), 1)]
+    return (head + f"{len(found.ranked)} change(s) in {len(groups)} snapshot(s), closest to "
+            "the affected services first.\n" + "\n".join(lines))

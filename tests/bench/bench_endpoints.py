@@ -1,0 +1,222 @@
+"""Latency of the gateway on the demo graph (tenant ``acme``), with the query cache kept out.
+
+* p50/p95 of each direct endpoint (``/dependencies/checkout``, ``/ownership/checkout``,
+  ``/memory/payment``) and of ``/search`` for one question of each use case RSN-UC-01..08,
+  ``REPEATS`` timed requests each (after ``WARMUP`` untimed ones), over HTTP keep-alive;
+* the same Cypher run directly through the driver — the template the endpoint runs, rendered
+  by ``CypherLibrary`` with the endpoint's parameters — and the gateway's overhead as the
+  ratio of the two p50s (the gateway also resolves the snapshot in PostgreSQL, resolves the
+  service id, and builds the evidence bundle and confidence block);
+* each figure next to the spec's latency target (reasoning-search-service.txt).
+
+The cache (``substrate/cache.py``, RSN-13) is kept out by deleting, after every request, the
+one entry the response names in ``cache.key`` (the module's own ``sr:{tenant}:e:`` key, never
+anything else); a timed request that was a cache hit is counted and reported. A miss still
+pays the cache's lookup and store (two Redis round trips), which is included.
+
+Run: ``.substrate/venv/bin/python -m tests.bench.bench_endpoints``; needs ``substrate up``.
+Writes ``$SUBSTRATE_HOME/bench/endpoints.json`` and prints the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file: make the project importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import httpx
+import redis
+
+from substrate.cache import tenant_prefix
+from substrate.cypher import CypherLibrary
+from substrate.db import neo4j_driver
+from substrate.retrieval.scope import resolve_scope
+from substrate.settings import Settings
+
+TENANT = "acme"
+REPEATS = 30
+WARMUP = 3
+ENTRY_PREFIX = tenant_prefix(TENANT) + "e:"  # substrate.cache.cache_key's entries, nothing else
+
+# (use case, spec question shape, our question on the demo data, spec target in ms)
+SEARCHES: tuple[tuple[str, str, float], ...] = (
+    ("RSN-UC-01", "What does PaymentService depend on?", 1000),
+    ("RSN-UC-02", "Who owns the checkout service?", 500),
+    ("RSN-UC-03", "Does PR #447 match its linked ticket?", 1000),
+    ("RSN-UC-04", "What are our top 3 architectural risks?", 8000),
+    ("RSN-UC-05", "Why was the decision made to authorise payments asynchronously?", 5000),
+    ("RSN-UC-06", "What changed before the checkout incident on 2026-09-17?", 5000),
+    ("RSN-UC-07", "Find all services calling auth directly", 1000),
+    ("RSN-UC-08", "Which services does epic SHOP-10 affect?", 5000),
+)
+
+# (path, template, Jinja context, template parameters besides the scope, target use case, ms)
+DEPENDENCY_CTX = {"types": ["CALLS", "DEPENDS_ON"], "depth": 1, "direction": "out"}
+DIRECT: tuple[tuple[str, str, dict[str, Any], dict[str, Any], str, float], ...] = (
+    ("/dependencies/checkout", "retrieval/dependencies", DEPENDENCY_CTX,
+     {"ceid": "service:checkout", "min_weight": 0.0, "include_inferred": False, "limit": 101},
+     "RSN-UC-01", 1000),
+    ("/ownership/checkout", "retrieval/ownership", {}, {"ceid": "service:checkout"},
+     "RSN-UC-02", 500),
+    ("/memory/payment", "retrieval/memory", {}, {"ceid": "service:payment", "limit": 21},
+     "RSN-UC-05", 5000),
+)
+
+
+def percentiles(samples_ms: list[float]) -> dict[str, float]:
+    ordered = sorted(samples_ms)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2),
+            "min_ms": round(ordered[0], 2), "max_ms": round(ordered[-1], 2), "n": len(ordered)}
+
+
+class CacheGuard:
+    """Deletes the cache entry a response names, so the next request computes again."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.redis = redis.Redis.from_url(settings.redis_url)
+        self.hits = 0
+        self.statuses: dict[str, int] = {}
+
+    def after(self, body: dict[str, Any], timed: bool) -> None:
+        block = body.get("cache")
+        if not isinstance(block, dict):
+            return
+        if timed:
+            status = str(block.get("status"))
+            self.statuses[status] = self.statuses.get(status, 0) + 1
+            self.hits += bool(block.get("hit"))
+        key = block.get("key")
+        if isinstance(key, str) and key.startswith(ENTRY_PREFIX):
+            self.redis.delete(key)
+
+
+def wait_ready(send: Callable[[], httpx.Response], timeout_s: float = 180.0) -> None:
+    """The shared gateway may be restarted by someone else: wait until it answers again."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if send().status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError("the gateway did not come back")
+        time.sleep(1.0)
+
+
+def timed_requests(send: Callable[[], httpx.Response], guard: CacheGuard) -> list[float]:
+    """REPEATS timed requests after WARMUP untimed ones (again after a gateway restart)."""
+    samples: list[float] = []
+    warm = 0
+    while len(samples) < REPEATS:
+        t = time.perf_counter()
+        try:
+            response = send()
+        except httpx.TransportError:
+            wait_ready(send)
+            warm = 0
+            continue
+        elapsed = (time.perf_counter() - t) * 1000
+        if response.status_code != 200:
+            raise RuntimeError(f"{response.request.url}: {response.status_code} {response.text}")
+        guard.after(response.json(), timed=warm >= WARMUP)
+        if warm >= WARMUP:
+            samples.append(elapsed)
+        warm += 1
+    return samples
+
+
+def driver_samples(settings: Settings, template: str, ctx: dict[str, Any],
+                   params: dict[str, Any]) -> tuple[list[float], int]:
+    scope = asyncio.run(resolve_scope(settings, TENANT))
+    query = CypherLibrary.load().text(template, **ctx)
+    driver = neo4j_driver(settings)
+    samples, rows = [], 0
+    try:
+        for i in range(WARMUP + REPEATS):
+            t = time.perf_counter()
+            records, _, _ = driver.execute_query(query, {**scope.params(), **params},
+                                                 routing_="r")
+            elapsed = (time.perf_counter() - t) * 1000
+            rows = len(records)
+            if i >= WARMUP:
+                samples.append(elapsed)
+    finally:
+        driver.close()
+    return samples, rows
+
+
+def verdict(p95_ms: float, target_ms: float) -> str:
+    return "meets" if p95_ms < target_ms else "MISSES"
+
+
+def run() -> dict[str, Any]:
+    settings = Settings.from_env()
+    load_before = os.getloadavg()[0]
+    guard = CacheGuard(settings)
+    base = f"http://{settings.gateway_host}:{settings.gateway_port}"
+    headers = {"x-tenant": TENANT}
+    direct, search = [], []
+    with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
+        for path, template, ctx, params, uc, target in DIRECT:
+            http = percentiles(timed_requests(lambda p=path: client.get(p), guard))  # type: ignore[misc]
+            cypher, rows = driver_samples(settings, template, ctx, params)
+            drv = percentiles(cypher)
+            direct.append({
+                "endpoint": path, "use_case": uc, "gateway": http,
+                "driver_same_cypher": {**drv, "template": template, "rows": rows},
+                "gateway_overhead_ratio_p50": round(http["p50_ms"] / drv["p50_ms"], 2),
+                "target_ms": target, "target": verdict(http["p95_ms"], target),
+            })
+        for uc, question, target in SEARCHES:
+            body = client.post("/search", json={"query": question}).json()
+            guard.after(body, timed=False)
+            lat = percentiles(timed_requests(
+                lambda q=question: client.post("/search", json={"query": q}), guard))  # type: ignore[misc]
+            search.append({"use_case": uc, "question": question,
+                           "intent": body.get("route", {}).get("intent"),
+                           "strategies": sorted(body.get("strategies", {})),
+                           "latency": lat, "target_ms": target,
+                           "target": verdict(lat["p95_ms"], target)})
+    return {
+        "benchmark": "gateway_latency", "tenant": TENANT, "repeats": REPEATS,
+        "warmup": WARMUP, "direct": direct, "search": search,
+        "cache": {"timed_hits": guard.hits, "timed_statuses": guard.statuses,
+                  "bypass": "entry named in each response deleted after it"},
+        "load_average_1m": {"before": round(load_before, 2),
+                            "after": round(os.getloadavg()[0], 2), "cpus": os.cpu_count()},
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    figures = run()
+    out = Settings.from_env().home / "bench" / "endpoints.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(figures, indent=2) + "\n")
+    print(json.dumps(figures, indent=2))
+    for d in figures["direct"]:
+        print(f"{d['endpoint']:<24} p50 {d['gateway']['p50_ms']:>7} ms  p95 "
+              f"{d['gateway']['p95_ms']:>7} ms  driver p50 {d['driver_same_cypher']['p50_ms']}"
+              f" ms  overhead x{d['gateway_overhead_ratio_p50']}  ({d['use_case']} < "
+              f"{d['target_ms']:.0f} ms: {d['target']})")
+    for s in figures["search"]:
+        print(f"/search {s['use_case']} p50 {s['latency']['p50_ms']:>7} ms  p95 "
+              f"{s['latency']['p95_ms']:>7} ms  (< {s['target_ms']:.0f} ms: {s['target']}) "
+              f"[{s['intent']}] {s['question']}")
+    print(f"cache hits among timed requests: {figures['cache']['timed_hits']} -> {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -9,7 +9,17 @@ from substrate.cache_invalidator import CacheRuntime
 
 
 async def cache_stats(request: Request) -> JSONResponse:
-    """Hits, misses, stores, Redis availability; events applied, evictions, and the delay
-    from an event's publication to its eviction (last, recent p50 / max)."""
+    """Query cache and invalidation figures.
+    ---
+    summary: Query cache statistics (RSN-13)
+    description: >
+      cache - hits, misses, stored / not stored entries, stale entries (the tenant changed
+      and its event is not applied yet), Redis availability, TTL. invalidation - the
+      durable JetStream consumer (connected, events applied, entries evicted, backlog
+      events caught up after an outage) and the delay from an event's publication to its
+      eviction (last, recent p50 and max, the newest events).
+    responses:
+      200: {description: cache and invalidation statistics}
+    """
     runtime: CacheRuntime = request.app.state.cache
     return JSONResponse(runtime.stats())

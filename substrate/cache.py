@@ -41,6 +41,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, WatchError
 
+from substrate import __version__
+from substrate.cypher import CYPHER_DIR
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.retrieval.scope import ReadScope
 from substrate.settings import Settings
@@ -123,9 +125,20 @@ def tenant_prefix(tenant: str) -> str:
     return f"sr:{{{tenant}}}:"
 
 
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Version, ontology and every Cypher template: a new release never reads old answers."""
+    digest = hashlib.sha256(f"{__version__}:{load_ontology().version}".encode())
+    for path in sorted(CYPHER_DIR.rglob("*")):
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def cache_key(kind: str, params: dict[str, Any], scope: ReadScope) -> str:
     material = {"kind": kind, "params": plain(params), "tenant": scope.tenant,
-                "clearance": sorted(scope.clearance), "pin": snapshot_pin(scope)}
+                "clearance": sorted(scope.clearance), "pin": snapshot_pin(scope),
+                "code": code_fingerprint()}
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
     return f"{tenant_prefix(scope.tenant)}e:{hashlib.sha256(text.encode()).hexdigest()}"
 
@@ -232,12 +245,6 @@ class QueryCache:
                 self._evict, keys=[watermark_key(tenant)], args=args)))
         return evicted
 
-    async def watermark(self, tenant: str) -> int:
-        async def read() -> Any:
-            return await cast(Awaitable[Any], self.redis.hget(watermark_key(tenant), "applied"))
-
-        return int(await self._guarded(read) or 0)
-
     # --- internals -----------------------------------------------------------------
     async def _guarded(self, call: Callable[[], Awaitable[T]]) -> T:
         if not self.available:
@@ -265,10 +272,14 @@ class QueryCache:
         raw, applied = await self._guarded(fetch)
         if raw is None:
             return None
-        entry = json.loads(raw)
+        try:
+            entry = json.loads(raw)
+            tv, result = entry["tv"], entry["result"]
+        except (ValueError, KeyError, TypeError):
+            return None  # not an entry this code wrote: recompute and overwrite it
         current = scope.tenant_version or 0
-        if scope.pinned or entry["tv"] == current or int(applied or 0) >= current:
-            return cast(dict[str, Any], entry["result"])
+        if scope.pinned or tv == current or int(applied or 0) >= current:
+            return cast(dict[str, Any], result)
         self.stats.stale += 1
         return None
 

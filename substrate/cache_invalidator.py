@@ -37,6 +37,7 @@ FETCH_WAIT_S = 2.0  # a pull waits this long for the next event
 BACKOFF_S = (0.2, 2.0)  # first and longest wait between reconnects
 ACK_WAIT_S = 30
 REDELIVER_DELAY_S = 1.0
+CONNECT_TIMEOUT_S = 5.0
 
 
 def durable_name(settings: Settings) -> str:
@@ -58,6 +59,8 @@ class InvalidationStats:
     last_delay_ms: float | None = None
     last_error: str | None = None
     delays_ms: deque[float] = field(default_factory=lambda: deque(maxlen=200))
+    # the newest applied events: {"tenant", "version", "evicted", "delay_ms"}
+    recent: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=50))
 
     def to_dict(self) -> dict[str, Any]:
         delays = sorted(self.delays_ms)
@@ -72,6 +75,7 @@ class InvalidationStats:
                 "p50": delays[len(delays) // 2] if delays else None,
                 "max": delays[-1] if delays else None,
             },
+            "recent_events": list(self.recent),
         }
 
 
@@ -109,9 +113,13 @@ class CacheInvalidator:
             wait = min(wait * 2, BACKOFF_S[1])
 
     async def _consume(self) -> None:
-        nc = await nats.connect(self.settings.nats_url, connect_timeout=2,
-                                allow_reconnect=False, max_reconnect_attempts=0,
-                                error_cb=self._on_error)
+        # nats-py retries a refused first connect forever with max_reconnect_attempts=0
+        # and for minutes with the default; one retry, then NoServersError (this loop backs
+        # off); allow_reconnect=False: a dropped connection closes and this loop reconnects
+        nc = await asyncio.wait_for(nats.connect(
+            self.settings.nats_url, connect_timeout=2, allow_reconnect=False,
+            max_reconnect_attempts=1, reconnect_time_wait=0.05, error_cb=self._on_error,
+        ), timeout=CONNECT_TIMEOUT_S)
         try:
             js = nc.jetstream()
             await ensure_stream(js)
@@ -180,11 +188,15 @@ class CacheInvalidator:
         s.evicted += evicted
         s.last_version, s.last_tenant = version, tenant
         published = _published_at(event, msg)
+        delay = None
         if published is None or s.connected_at is None or published < s.connected_at:
             s.caught_up += 1  # a backlog event: its delay is the outage, not the consumer
-            return
-        s.last_delay_ms = round((datetime.now(UTC) - published).total_seconds() * 1000, 3)
-        s.delays_ms.append(s.last_delay_ms)
+        else:
+            delay = s.last_delay_ms = round(
+                (datetime.now(UTC) - published).total_seconds() * 1000, 3)
+            s.delays_ms.append(delay)
+        s.recent.append({"tenant": tenant, "version": version, "evicted": evicted,
+                         "delay_ms": delay})
 
 
 def _published_at(event: dict[str, Any], msg: Msg) -> datetime | None:

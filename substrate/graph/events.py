@@ -43,8 +43,16 @@ def encode_event(event: dict[str, Any], max_bytes: int) -> bytes:
     return json.dumps(slim).encode()
 
 
+async def _ignore(error: Exception) -> None:
+    """Connection errors surface as the exception of ``connect``/``publish``, not as logs."""
+
+
 async def _publish(settings: Settings, events: list[dict[str, Any]]) -> None:
-    nc = await nats.connect(settings.nats_url, connect_timeout=2, max_reconnect_attempts=0)
+    # nats-py retries a refused first connect forever unless max_reconnect_attempts > 0
+    # (0 means "no limit" there), which hung every commit while NATS was down
+    nc = await nats.connect(settings.nats_url, connect_timeout=2, allow_reconnect=False,
+                            max_reconnect_attempts=1, reconnect_time_wait=0.2,
+                            error_cb=_ignore)
     try:
         js = nc.jetstream()
         await ensure_stream(js)

@@ -20,12 +20,18 @@ def audit(conn: psycopg.Connection[Any], tenant: str, actor: str, action: str,
     )
 
 
+def approved_source(source: str) -> str:
+    """The source an approved item is written under: a re-run of the proposing connector in
+    sync mode (which never asserts the item itself) must not close what a reviewer approved."""
+    return f"review:{source}"
+
+
 def approve(writer: GraphWriter, tenant: str, item_id: int, actor: str) -> dict[str, Any]:
     """Write the item with its evidence as a new snapshot, then mark it approved."""
     with psycopg.connect(writer.settings.postgres_dsn) as conn, conn.transaction():
         item = vq.take(conn, tenant, item_id)
         result = writer.commit(
-            vq.as_batch(item["kind"], item["record"]), source=item["source"],
+            vq.as_batch(item["kind"], item["record"]), source=approved_source(item["source"]),
             tenant=tenant, verified=True, note=f"verification item {item_id} approved",
         )
         vq.decide(conn, item_id, "approved", actor, result.snapshot_version)

@@ -41,15 +41,19 @@ def record_from_json(kind: str, data: dict[str, Any]) -> NodeRecord | EdgeRecord
 
 def enqueue(conn: psycopg.Connection[Any], tenant: str, source: str,
             items: list[QueueItem]) -> int:
-    """Insert pending items in the caller's transaction (an identical pending item is not
-    queued twice)."""
+    """Insert pending items in the caller's transaction. An item identical to one already in
+    the queue (pending, approved or rejected) is not queued again, so re-running a source
+    does not bring back what a reviewer has decided."""
     count = 0
     for item in items:
+        record = json.dumps(record_to_json(item.record), sort_keys=True)
         cur = conn.execute(
             "INSERT INTO verification_queue (tenant_id, kind, record, confidence, reason, source) "
-            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (tenant, item.kind, json.dumps(record_to_json(item.record), sort_keys=True),
-             item.record.confidence, item.reason, source),
+            "SELECT %(t)s, %(k)s, %(r)s::jsonb, %(c)s, %(why)s, %(s)s WHERE NOT EXISTS ("
+            "SELECT 1 FROM verification_queue WHERE tenant_id = %(t)s "
+            "AND md5(record::text) = md5(%(r)s::jsonb::text)) ON CONFLICT DO NOTHING",
+            {"t": tenant, "k": item.kind, "r": record, "c": item.record.confidence,
+             "why": item.reason, "s": source},
         )
         count += cur.rowcount
     return count

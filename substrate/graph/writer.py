@@ -154,9 +154,10 @@ class GraphWriter:
         d.diff_nodes(nodes, live, set(), source, changes)
         live_edges = self._live_edges(tenant, [d.edge_key(e) for e in edges])
         seen = d.diff_edges(edges, live_edges, changes)
-        if mode == "sync":
+        if mode == "sync":  # a node the batch's edges still use is not withdrawn
+            asserted = {n.ceid for n in nodes} | {e.src for e in edges} | {e.dst for e in edges}
             d.sync_removals(
-                source, {n.ceid for n in nodes}, seen, self._source_nodes(tenant, source),
+                source, asserted, seen, self._source_nodes(tenant, source),
                 self._source_edges(tenant, source), changes,
             )
         self._apply_deletes(tenant, deletes, live, changes)

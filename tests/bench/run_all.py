@@ -46,12 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     for name, bench_main in discover(args):
         print(f"=== {name}", flush=True)
         started = time.monotonic()
+        saved, sys.argv = sys.argv, [f"{PACKAGE}.{name}"]  # each runs with its defaults
         try:
             bench_main()
             results[name] = f"ok ({time.monotonic() - started:.0f}s)"
         except Exception:  # noqa: BLE001 - report it and run the others
             traceback.print_exc()
             results[name] = f"FAILED ({time.monotonic() - started:.0f}s)"
+        finally:
+            sys.argv = saved
     print("=== summary")
     for name, outcome in results.items():
         print(f"{name:<24} {outcome}")

@@ -30,7 +30,7 @@ from substrate.cache import CacheUnavailable, QueryCache, index_key, watermark_k
 from substrate.graph import events, snapshots
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
-from substrate.retrieval.scope import resolve_scope
+from substrate.retrieval.scope import ReadScope, resolve_scope
 from substrate.settings import Settings
 from tests.support.graphstate import drop_tenant_graph, new_tenant
 from tests.support.local_procs import PrivateNats, free_port, gateway
@@ -86,7 +86,8 @@ def _poll(check: Callable[[], bool], seconds: float = 20.0) -> bool:
 
 
 def _applied(rds: redis.Redis, tenant: str) -> int:
-    return int(rds.hget(watermark_key(tenant), "applied") or 0)
+    raw: Any = rds.hget(watermark_key(tenant), "applied")
+    return int(raw or 0)
 
 
 def _targets(body: dict[str, Any]) -> set[str]:
@@ -117,7 +118,7 @@ def tenant(stack: Settings, driver: Driver) -> Iterator[tuple[str, int]]:
         drop_tenant_graph(driver, name)
         for db in (0, PRIVATE_REDIS_DB):
             rds = redis.Redis.from_url(_redis_url(stack, db))
-            keys = list(rds.scan_iter(match=f"sr:{{{name}}}:*", count=1000))
+            keys = list(rds.scan_iter(match=f"sr:{{{name}*", count=1000))  # + "-guards"
             if keys:
                 rds.delete(*keys)
             rds.close()
@@ -150,7 +151,8 @@ def test_second_identical_query_is_a_hit(client: httpx.Client, rds: redis.Redis,
     assert second["cache"] == {"hit": True, "key": first["cache"]["key"], "status": "hit"}
     assert second["dependencies"] == first["dependencies"]
     assert _targets(second) == {"service:beta", "infra:alpha-db"}
-    assert 0 < rds.ttl(first["cache"]["key"]) <= stack.cache_ttl_seconds
+    ttl: Any = rds.ttl(first["cache"]["key"])
+    assert 0 < ttl <= stack.cache_ttl_seconds
 
     # the entry is indexed by every node its answer touched
     tenant = client.headers["X-Tenant"]
@@ -191,16 +193,55 @@ def test_write_evicts_what_it_touched_and_keeps_the_rest(
     assert client.get("/ownership/gamma").json()["cache"] == unrelated_owners["cache"]
 
 
-def test_read_your_write_before_the_event_is_applied(
-    client: httpx.Client, writer: GraphWriter, tenant: tuple[str, int]
+def test_store_and_read_guards_against_events_in_flight(
+    stack: Settings, tenant: tuple[str, int]
 ) -> None:
-    """Right after commit() returns, whatever the invalidator's progress, the answer
-    includes the write: an entry older than the tenant's newest snapshot is served only
-    once that snapshot's event was applied."""
-    _cached(client, "/dependencies/north")
-    _add_callee(writer, tenant[0], "north", "north-new")
-    body = client.get("/dependencies/north").json()
-    assert "service:north-new" in _targets(body)
+    """Directly on a QueryCache (real Redis), with the tenant's versions made up: an entry
+    whose read overlapped an applied event is not stored; an entry older than the tenant's
+    newest snapshot is served only once that snapshot's event was applied (it survived)."""
+    name = f"{tenant[0]}-guards"
+    computed: list[str] = []
+
+    def at(tv: int) -> ReadScope:
+        return ReadScope(name, 1000 + tv, ("public", "internal"), False, tenant_version=tv)
+
+    async def scenario(cache: QueryCache) -> list[str]:
+        async def answer() -> dict[str, Any]:
+            computed.append("x")
+            return {"service": {"ceid": "service:x"}}
+
+        async def racing() -> dict[str, Any]:  # event 6 touching x lands mid-read
+            await cache.invalidate(name, 6, ["service:x"])
+            return await answer()
+
+        steps = [("raced", 5, None), ("a", 6, None), ("a", 7, None), ("a", 8, "service:y"),
+                 ("a", 9, "service:x"), ("a", 9, None)]
+        statuses = []
+        for param, tv, event in steps:
+            if event is not None:  # the invalidator applied event ``tv``
+                await cache.invalidate(name, tv, [event])
+            compute = racing if param == "raced" else answer
+            body, _ = await cache.get_or_compute("k", {"id": param}, at(tv), compute)
+            statuses.append(body["cache"]["status"])
+        return statuses
+
+    async def run() -> tuple[list[str], int]:
+        cache = QueryCache.from_settings(stack)
+        try:
+            return await scenario(cache), cache.stats.stale
+        finally:
+            await cache.aclose()
+
+    statuses, stale = asyncio.run(run())
+    assert statuses == [
+        "not_stored",  # read at 5, event 6 evicted before the store: never cached
+        "stored",  # read at 6
+        "stored",  # tenant at 7, event 7 not applied: the entry from 6 is not trusted
+        "hit",  # event 8 touched only y: the entry from 7 survived it
+        "stored",  # event 9 touched x: evicted, computed again
+        "hit",
+    ]
+    assert stale == 1 and len(computed) == 4
 
 
 def test_pinned_queries_are_cached_and_never_invalidated(
@@ -323,10 +364,12 @@ def test_nats_outage_then_catch_up_from_the_durable_position(
             assert _poll(lambda: not stats()["connected"])
             dead_nats = Settings.from_env({**os.environ, "NATS_URL": private.url})
             version = _add_callee(GraphWriter(dead_nats, driver), name, "alpha", "alpha-new")
-            # NATS down: the answer is still the current one (computed, not the old entry)
+            # NATS down: the old entry is still in Redis, but the answer is the current one
+            assert rds.exists(touched["cache"]["key"]) == 1
             during = gw.get("/dependencies/alpha").json()
             assert during["cache"]["hit"] is False
             assert "service:alpha-new" in _targets(during)
+            assert gw.get("/cache/stats").json()["cache"]["stale"] == 1
 
             private.start()
             _deliver_to(private, stack, name, version)

@@ -125,7 +125,8 @@ def test_unknown_label_type_or_ceid_is_rejected(
     assert ("team:y", "ceid must look like 'service:<id>'") in reasons
     assert ("service:a-[LIKES]->service:b",
             "unknown relationship type 'LIKES' (ontology 2026.11.1)") in reasons
-    assert ("service:a-[CALLS]->widget:w", "endpoint 'widget:w' has no known ceid prefix") in reasons
+    assert ("service:a-[CALLS]->widget:w",
+            "endpoint 'widget:w' has no known ceid prefix") in reasons
     assert not any(r == "service:d" for r, _ in reasons)
     assert (element_counts(driver, tenant), snapshot_versions(pg, tenant)) == before
 
@@ -188,8 +189,8 @@ def test_versions_increase_and_the_change_log_matches_neo4j(
                        source="test", tenant=tenant)
     v3 = writer.commit(GraphBatch(), source="test", tenant=tenant,
                        deletes=["service:c", key("a", "b")])
-    versions = [r.snapshot_version for r in (v1, v2, v3)]
-    assert all(isinstance(v, int) for v in versions)
+    versions = [r.snapshot_version or 0 for r in (v1, v2, v3)]
+    assert all(versions)
     assert versions == sorted(set(versions)) == snapshot_versions(pg, tenant)
     for result in (v1, v2, v3):
         assert result.snapshot_version is not None
@@ -198,7 +199,7 @@ def test_versions_increase_and_the_change_log_matches_neo4j(
                             "WHERE version = %s", (result.snapshot_version,)).fetchone()
         assert stored == (len(rows), result.content_hash)
     ops2 = {(r[1], r[2]) for r in assert_change_log_matches_graph(driver, pg, tenant,
-                                                                   versions[1] or 0)}
+                                                                   versions[1])}
     assert ops2 == {("service:a", "update"), ("service:d", "add"),
                     (key("a", "b"), "update"), (key("c", "d"), "add")}
     v2_, v3_ = versions[1], versions[2]
@@ -232,6 +233,19 @@ def test_sync_mode_closes_what_a_source_withdrew_and_deletes_nothing(
     c = node_state(driver, tenant, "service:c")
     assert c is not None and (c["iv_from"], c["iv_to"]) == ([v1, v3], [v2, MAXV])
     assert element_counts(driver, tenant) == counts
+
+
+def test_sync_keeps_a_node_that_the_batch_still_links_to(
+    writer: GraphWriter, driver: Driver, tenant: str
+) -> None:
+    writer.commit(GraphBatch([svc("a"), svc("b")]), source="inventory", tenant=tenant,
+                  mode="sync")
+    v2 = writer.commit(GraphBatch([svc("a")], [calls("a", "b")]), source="inventory",
+                       tenant=tenant, mode="sync").snapshot_version
+    edge = live_edge(driver, tenant, key("a", "b", "inventory"))
+    b = node_state(driver, tenant, "service:b")
+    assert edge is not None and edge["valid_from_v"] == v2
+    assert b is not None and b.get("valid_to_v") is None  # no live edge on a closed node
 
 
 def test_one_graph_updated_event_per_committed_batch(

@@ -34,6 +34,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
@@ -127,9 +128,11 @@ def tenant_prefix(tenant: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """Version, ontology and every Cypher template: a new release never reads old answers."""
+    """Version, ontology, Cypher templates and retrieval code: new code never reads old
+    answers."""
     digest = hashlib.sha256(f"{__version__}:{load_ontology().version}".encode())
-    for path in sorted(CYPHER_DIR.rglob("*")):
+    retrieval = Path(__file__).resolve().parent / "retrieval"
+    for path in sorted([*CYPHER_DIR.rglob("*"), *retrieval.glob("*.py")]):
         if path.is_file():
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

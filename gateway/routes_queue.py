@@ -57,6 +57,17 @@ def _list(dsn: str, tenant: str, status: str, limit: int) -> list[dict[str, Any]
 
 
 async def list_queue(request: Request) -> JSONResponse:
+    """Items of the verification queue.
+    ---
+    summary: List the verification queue (low-confidence or ambiguous extracted items)
+    description: >
+      Query: status pending|approved|rejected (default pending), limit 1..1000 (default 100).
+      Header X-Tenant (default: the configured tenant).
+    responses:
+      200: {description: "tenant, status and items (id, kind, record, confidence, reason,
+        source, status, created_at, decided_at, decided_by, snapshot_version)"}
+      400: {description: bad status or limit}
+    """
     status = request.query_params.get("status", "pending")
     limit = int_param(request, "limit", 100)
     if not 1 <= limit <= MAX_LIMIT:
@@ -74,12 +85,31 @@ def _approve(services: Services, tenant: str, item_id: int, actor: str) -> dict[
 
 
 async def approve(request: Request) -> JSONResponse:
+    """Approve an item: it is written with its evidence as a new snapshot.
+    ---
+    summary: Approve a verification item
+    description: Optional JSON body with an actor name (default http). Header X-Tenant.
+    responses:
+      200: {description: "id, status approved, snapshot_version"}
+      400: {description: "bad id or body, or the item is already decided"}
+      404: {description: no such item in the tenant}
+      422: {description: the write path rejected the record (e.g. an endpoint is missing)}
+    """
     item_id, actor = _item_id(request), await _actor(request)
     out = await run_in_threadpool(_approve, _services(request), _tenant(request), item_id, actor)
     return JSONResponse(out)
 
 
 async def reject(request: Request) -> JSONResponse:
+    """Reject an item: nothing is written to the graph.
+    ---
+    summary: Reject a verification item
+    description: Optional JSON body with an actor name (default http). Header X-Tenant.
+    responses:
+      200: {description: "id, status rejected"}
+      400: {description: "bad id or body, or the item is already decided"}
+      404: {description: no such item in the tenant}
+    """
     item_id, actor = _item_id(request), await _actor(request)
     dsn = _services(request).settings.postgres_dsn
     out = await run_in_threadpool(review.reject, dsn, _tenant(request), item_id, actor)

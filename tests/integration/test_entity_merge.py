@@ -85,44 +85,57 @@ def test_a_merge_without_evidence_is_refused(
                       (tenant,)).fetchone() == (0,)
 
 
-def test_merge_moves_edges_adds_alias_and_audits(
-    stack: Settings, driver: Driver, pg: psycopg.Connection[Any], tenant: str
-) -> None:
-    writer = GraphWriter(stack, driver)
-    count_before = len(snapshot_versions(pg, tenant))
-    result = merge_entities(writer, tenant, "service:checkout", "service:checkout-svc",
-                            EVIDENCE, "alice")
-    v = result.snapshot_version
-    assert v is not None and len(snapshot_versions(pg, tenant)) == count_before + 1
-    assert_change_log_matches_graph(driver, pg, tenant, v)
+MOVED = {
+    "service:checkout-[CALLS]->service:payments@git:shop": "compose.yml#L5@abc1234",
+    "team:web-[OWNS]->service:checkout@git:shop": "CODEOWNERS#L2@abc1234",
+    "team:web-[OWNS]->service:checkout@catalog": "catalog:shop#checkout-svc",
+    "service:web-[CALLS]->service:checkout@traces": "trace:web/span-1",
+}
 
-    merged = node_state(driver, tenant, "service:checkout-svc")
-    assert merged is not None and merged["valid_to_v"] == v  # closed, not deleted
+
+@pytest.fixture
+def merged(stack: Settings, driver: Driver, pg: psycopg.Connection[Any], tenant: str
+           ) -> tuple[str, int]:
+    """(tenant, snapshot version of the merge of checkout-svc into checkout)."""
+    count_before = len(snapshot_versions(pg, tenant))
+    result = merge_entities(GraphWriter(stack, driver), tenant, "service:checkout",
+                            "service:checkout-svc", EVIDENCE, "alice")
+    assert result.snapshot_version is not None
+    assert len(snapshot_versions(pg, tenant)) == count_before + 1  # one snapshot
+    return tenant, result.snapshot_version
+
+
+def test_merge_closes_the_merged_node_and_moves_its_edges(
+    driver: Driver, pg: psycopg.Connection[Any], merged: tuple[str, int]
+) -> None:
+    tenant, v = merged
+    assert_change_log_matches_graph(driver, pg, tenant, v)
+    node = node_state(driver, tenant, "service:checkout-svc")
+    assert node is not None and node["valid_to_v"] == v  # closed, not deleted
     for old in ("service:checkout-svc-[CALLS]->service:payments@git:shop",
                 "team:web-[OWNS]->service:checkout-svc@git:shop",
                 "team:web-[OWNS]->service:checkout-svc@catalog",
                 "service:checkout-[CALLS]->service:checkout-svc@git:shop",
                 "service:web-[CALLS]->service:checkout-svc@traces"):
         assert edge_versions(driver, tenant, old)[-1][1] == v, old
-    moved = {
-        "service:checkout-[CALLS]->service:payments@git:shop": "compose.yml#L5@abc1234",
-        "team:web-[OWNS]->service:checkout@git:shop": "CODEOWNERS#L2@abc1234",
-        "team:web-[OWNS]->service:checkout@catalog": "catalog:shop#checkout-svc",
-        "service:web-[CALLS]->service:checkout@traces": "trace:web/span-1",
-    }
-    for eid, ref in moved.items():
+    for eid, ref in MOVED.items():
         now = live_edge(driver, tenant, eid)
         assert now is not None and now["valid_from_v"] == v, eid
         assert (now["evidence_ref"], now["note"]) == (ref, "seed")
         assert (now["merged_from"], now["merge_evidence"]) == ("service:checkout-svc", EVIDENCE)
     assert live_edge(driver, tenant, "service:checkout-[CALLS]->service:checkout@git:shop") is None
+
+
+def test_merge_leaves_an_alias_and_an_audit_record(
+    stack: Settings, driver: Driver, pg: psycopg.Connection[Any], merged: tuple[str, int]
+) -> None:
+    tenant, v = merged
     alias = live_edge(driver, tenant, "service:checkout-svc-[ALIAS_OF]->service:checkout@merge")
-    assert alias is not None and alias["evidence_ref"] == EVIDENCE
+    assert alias is not None and alias["evidence_ref"] == EVIDENCE and alias["valid_from_v"] == v
     kept = node_state(driver, tenant, "service:checkout")
     assert kept is not None and kept["aliases"] == ["checkout-svc"]
     assert kept["alias_evidence"] == [f"checkout-svc={EVIDENCE}"]
     assert kept.get("valid_to_v") is None and kept["iv_from"] == [kept["valid_from_v"]]
-
     rows = pg.execute("SELECT actor, action, target, detail FROM audit_log "
                       "WHERE tenant_id = %s", (tenant,)).fetchall()
     assert len(rows) == 1
@@ -130,10 +143,10 @@ def test_merge_moves_edges_adds_alias_and_audits(
     assert (actor, action, target) == ("alice", "entity.merge",
                                        "service:checkout-svc->service:checkout")
     assert detail["snapshot_version"] == v and detail["evidence_ref"] == EVIDENCE
-    assert detail["moved_edges"] == sorted(moved)
+    assert detail["moved_edges"] == sorted(MOVED)
     with pytest.raises(NotFound):  # already merged: the node is no longer live
-        merge_entities(writer, tenant, "service:checkout", "service:checkout-svc", EVIDENCE,
-                       "alice")
+        merge_entities(GraphWriter(stack, driver), tenant, "service:checkout",
+                       "service:checkout-svc", EVIDENCE, "alice")
 
 
 def test_cli_merge_needs_evidence(pg: psycopg.Connection[Any], tenant: str) -> None:

@@ -223,3 +223,10 @@ def test_http_errors_have_the_standard_body(
         assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "detail"}
     other = api.post(f"/queue/{decided[0]}/approve", headers={"X-Tenant": "t-nobody"})
     assert other.status_code == 404  # another tenant's item is not visible
+
+
+def test_openapi_documents_the_queue_routes(api: httpx.Client) -> None:
+    paths = api.get("/openapi.json").json()["paths"]
+    assert set(paths["/queue"]) == {"get"}
+    assert set(paths["/queue/{item_id}/approve"]) == set(paths["/queue/{item_id}/reject"]) == {
+        "post"}

@@ -87,7 +87,8 @@ def merge_owners(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if codeowners and declared and not declared <= codeowners:
         note = ("OWNS edges and CODEOWNERS disagree: CODEOWNERS names "
                 f"{sorted(codeowners)}, other sources name {sorted(declared)}")
-    conflicts = [h for o in owners.values() for h in o["claims"] if h.get("conflict")]
+    primary = [c for o in owners.values() for c in o["claims"] if c["primary"]]
+    conflicts = primary if len({c["from"] for c in primary}) > 1 else []
     return {
         "owners": sorted(owners.values(), key=lambda o: (not _is_primary(o), o["ceid"])),
         "codeowners": sorted(codeowners), "declared": sorted(declared),

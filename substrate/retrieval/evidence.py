@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from substrate.graph.ontology import load_ontology
 from substrate.retrieval.bundle import ConflictMarker, ConflictValue, EvidenceBundle, Hop, SeedRef
 from substrate.retrieval.confidence import Support, confidence_block, evidence_document
 from substrate.retrieval.context import SearchContext, StrategyResult
@@ -24,13 +25,20 @@ def _hops(results: dict[str, StrategyResult]) -> list[Hop]:
 
 
 def _conflicts(results: dict[str, StrategyResult], fused_conflicts: Any) -> list[ConflictMarker]:
+    """Single-valued edges that disagree among the hops read at this snapshot (computed from
+    the version-scoped hops, so a pinned read never sees a conflict that arose later)."""
+    ontology = load_ontology()
     groups: dict[tuple[str, str], set[ConflictValue]] = defaultdict(set)
     for r in results.values():
         for h in r.hops:
-            if h.get("conflict"):
-                groups[(h["from"], h["type"])].add(
-                    ConflictValue(h["to"], (h["evidence_ref"],), float(h["confidence"])))
-    markers = [ConflictMarker(s, p, tuple(v)) for (s, p), v in groups.items() if len(v) > 1]
+            side = ontology.single_valued_side(h["type"])
+            if side is None:
+                continue
+            subject, value = (h["to"], h["from"]) if side == "target" else (h["from"], h["to"])
+            groups[(subject, h["type"])].add(
+                ConflictValue(value, (h["evidence_ref"],), float(h["confidence"])))
+    markers = [ConflictMarker(s, p, tuple(v)) for (s, p), v in groups.items()
+               if len({x.value for x in v}) > 1]
     return markers + list(fused_conflicts)
 
 

@@ -16,6 +16,7 @@ from substrate.retrieval import (  # noqa: F401 - strategies_* register search p
     strategies_time,
 )
 from substrate.retrieval.context import SearchContext, SearchOptions
+from substrate.retrieval.embed_cache import EmbeddingMemo
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.rerank import make_reranker
 from substrate.retrieval.scope import ReadScope, resolve_scope
@@ -29,6 +30,7 @@ class ReadService:
         self.cache = cache  # RSN-13: the public reads below go through it (@cached_read)
         self.settings = services.settings
         self.reader = GraphReader(services.async_driver, services.cypher)
+        self._memo = EmbeddingMemo(lambda texts: self.services.embedder.embed_documents(texts))
         self.reranker = make_reranker(self.settings, self._embed_many)
         self.embedding_error: Unavailable | None = None
 
@@ -43,8 +45,7 @@ class ReadService:
             self.embedding_error = exc
 
     def _embed_many(self, texts: Sequence[str]) -> list[list[float]]:
-        result: list[list[float]] = self.services.embedder.embed_documents(list(texts))
-        return result
+        return self._memo(texts)
 
     async def embed_query(self, text: str) -> list[float]:
         if self.embedding_error is not None:

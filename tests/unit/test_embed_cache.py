@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from substrate.retrieval.embed_cache import EmbeddingMemo
+
+
+def test_memo_embeds_each_text_once_and_keeps_order() -> None:
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        calls.append(texts)
+        return [[float(len(t))] for t in texts]
+
+    memo = EmbeddingMemo(embed, max_items=3)
+    assert memo(["aa", "b", "aa"]) == [[2.0], [1.0], [2.0]]
+    assert memo(["b", "ccc"]) == [[1.0], [3.0]]
+    assert calls == [["aa", "b"], ["ccc"]]
+    memo(["dddd"])  # evicts the least recently used ("aa")
+    memo(["aa"])
+    assert calls[-1] == ["aa"]

@@ -117,6 +117,14 @@ class Part:
         """System user to run the process as (None: the current user)."""
         return None
 
+    def identity(self) -> dict[str, Any]:
+        """subprocess arguments that switch to ``run_as()`` — user, its group, and no
+        supplementary groups (root's group would otherwise decide folder access)."""
+        user = self.run_as()
+        if user is None:
+            return {}
+        return {"user": user, "group": user, "extra_groups": []}
+
     # --- managed ------------------------------------------------------------------------
     @property
     def pid_file(self) -> Path:
@@ -188,7 +196,7 @@ class Part:
                 stdin=subprocess.DEVNULL,
                 env=self.environment(),
                 start_new_session=True,
-                user=self.run_as(),
+                **self.identity(),
             )
         self.pid_file.write_text(str(proc.pid))
         self._wait_healthy(proc)

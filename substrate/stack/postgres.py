@@ -11,6 +11,7 @@ import importlib.util
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -63,8 +64,23 @@ class PostgresPart(Part):
         if user is not None:
             shutil.chown(path, user, user)
 
+    def _ensure_traversable(self) -> None:
+        """As root, PostgreSQL runs as ``pgserver``: it must be able to reach its binaries and
+        data through every parent folder (a clone under a 0700 temp dir would hide them).
+        Only the search bit (o+x) is added, and only where it is missing."""
+        if self.run_as() is None:
+            return
+        for target in (pg_bin(), self.pgdata):
+            for folder in reversed(target.resolve().parents):
+                mode = folder.stat().st_mode
+                if not mode & stat.S_IXOTH:
+                    self.progress(f"[postgres] allowing {ROOT_RUNAS} to traverse {folder} (o+x)")
+                    folder.chmod(mode | stat.S_IXOTH)
+
     def install(self) -> None:
         self._ensure_user()
+        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        self._ensure_traversable()
         if (self.pgdata / "PG_VERSION").exists():
             return
         self.progress(f"[postgres] initdb {self.pgdata}")
@@ -74,7 +90,7 @@ class PostgresPart(Part):
         result = subprocess.run(
             [str(pg_bin() / "initdb"), "-D", str(self.pgdata), "-U", PG_USER,
              "--auth=trust", "--encoding=utf8", "--no-instructions"],
-            capture_output=True, text=True, user=self.run_as(), check=False,
+            capture_output=True, text=True, check=False, **self.identity(),
         )
         if result.returncode != 0:
             raise StackError(f"initdb failed: {result.stderr.strip()}")

@@ -29,10 +29,16 @@ def stack(settings: Settings) -> Iterator[Settings]:
 
     healthy_before = {p.name for p in status(settings) if p.healthy}
     demo = os.environ.get("SUBSTRATE_NO_DEMO") != "1"
-    up(settings, demo=demo, gateway=True)
+    def stop_what_we_started() -> None:
+        for part in reversed(all_parts(settings)):
+            if part.name not in healthy_before:
+                part.stop()
+
+    try:
+        up(settings, demo=demo, gateway=True)
+    except BaseException:
+        stop_what_we_started()  # a failed start leaves nothing running behind
+        raise
     yield settings
-    if os.environ.get("SUBSTRATE_KEEP_STACK") == "1":
-        return
-    for part in reversed(all_parts(settings)):
-        if part.name not in healthy_before:
-            part.stop()
+    if os.environ.get("SUBSTRATE_KEEP_STACK") != "1":
+        stop_what_we_started()

@@ -3,11 +3,11 @@ endpoint when one is configured — then every citation not in the bundle is dro
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
-import httpx
-
+from substrate.connectors.llm_edges import OpenAIChatClient
 from substrate.retrieval.context import Hit, StrategyResult
 
 Citation = dict[str, Any]
@@ -103,11 +103,10 @@ async def generate(chat_url: str, model: str, question: str, context: str,
                          for c in citations)
     prompt = (f"Answer the question using only this evidence; cite as [n].\n\nEvidence:\n"
               f"{numbered}\n\nContext:\n{context}\n\nQuestion: {question}")
-    async with httpx.AsyncClient(timeout=timeout) as client:
-        r = await client.post(chat_url.rstrip("/") + "/v1/chat/completions", json={
-            "model": model, "temperature": 0,
-            "messages": [{"role": "user", "content": prompt}]})
-        r.raise_for_status()
-        text = str(r.json()["choices"][0]["message"]["content"])
+    client = OpenAIChatClient(chat_url, model, timeout=timeout)
+    try:
+        text = await asyncio.to_thread(client.complete, prompt)
+    finally:
+        client.close()
     valid = {str(c["n"]) for c in citations}
     return _CITE.sub(lambda m: m.group(0) if m.group(1) in valid else "", text).strip()

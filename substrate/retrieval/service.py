@@ -13,6 +13,7 @@ from substrate.graph import embedding_registry
 from substrate.retrieval import (  # noqa: F401 - strategies_* register search presets
     direct,
     strategies_global,
+    strategies_hyde,
     strategies_time,
 )
 from substrate.retrieval.context import SearchContext, SearchOptions

@@ -19,7 +19,7 @@ CHUNK_RELATIONS = ["REFERENCES", "ELABORATES", "DEPENDS_ON", "CONTRADICTS", "PAR
                    "SIMILAR_TO", "SEQUENCE", "CAUSED_BY"]
 
 
-def _entity_hit(row: dict[str, Any]) -> Hit:
+def entity_hit(row: dict[str, Any]) -> Hit:
     e = row["entity"]
     return Hit(e["ceid"], str(e.get("name") or e["ceid"]), str(e.get("label") or ""),
                str(row.get("text") or e.get("name") or "")[:600], float(row["score"]))
@@ -33,7 +33,7 @@ def keyword_query(ctx: SearchContext) -> str:
 async def vector(ctx: SearchContext) -> StrategyResult:
     rows = await ctx.reader.rows("retrieval/vector_entities", ctx.scope,
                                  embedding=await ctx.query_embedding(), k=ctx.options.top_k)
-    return StrategyResult("vector", hits=[_entity_hit(r) for r in rows])
+    return StrategyResult("vector", hits=[entity_hit(r) for r in rows])
 
 
 async def keyword(ctx: SearchContext) -> StrategyResult:
@@ -42,7 +42,7 @@ async def keyword(ctx: SearchContext) -> StrategyResult:
         return StrategyResult("keyword", note="no searchable words")
     rows = await ctx.reader.rows("retrieval/keyword_entities", ctx.scope, lucene=lucene,
                                  k=ctx.options.top_k)
-    return StrategyResult("keyword", hits=[_entity_hit(r) for r in rows])
+    return StrategyResult("keyword", hits=[entity_hit(r) for r in rows])
 
 
 async def _prefetch_edges(ctx: SearchContext, seeds: Sequence[str],

@@ -72,3 +72,32 @@ def test_openapi_lists_the_endpoints(stack: Settings) -> None:
     for path in ("/search", "/cypher", "/dependencies/{service_id}", "/ownership/{service_id}",
                  "/memory/{service_id}", "/healthz", "/readyz"):
         assert path in spec["paths"], path
+
+
+def test_hyde_runs_only_with_a_chat_endpoint_and_a_weak_match(stack: Settings) -> None:
+    question = "zxqv flurble wombat procurement?"  # nothing in the graph is close to this
+
+    async def run(settings: Settings) -> dict[str, Any]:
+        services = open_services(settings, check_templates=False)
+        try:
+            read = ReadService(services)
+            scope = await read.scope("acme")
+            opts = SearchOptions(strategies=("hyde",), rerank=False)
+            return await read.search(question, scope, opts)
+        finally:
+            await services.aclose()
+
+    without = asyncio.run(run(stack))
+    assert without["strategies"]["hyde"]["note"].startswith("skipped: no chat endpoint")
+    assert without["results"] == []
+
+    def respond(prompt: str) -> str:
+        assert question in prompt
+        return "The payment service authorises card payments through the fraud service."
+
+    with OpenAIStubServer(chat_responder=respond) as server:
+        settings = dataclasses.replace(stack, chat_url=server.base_url, chat_model="stub")
+        body = asyncio.run(run(settings))
+    assert body["strategies"]["hyde"]["status"] == "ok"
+    assert body["strategies"]["hyde"]["note"] is None
+    assert "service:payment" in [h["id"] for h in body["results"]]

@@ -24,6 +24,7 @@ Browser scripts (``:param`` lines + a query), not templates: the loader skips th
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -151,6 +152,15 @@ def parse_template(path: Path, root: Path = CYPHER_DIR) -> CypherTemplate:
         types=_parse_types(path, header.get("types", ""), params),
         procedures=_parse_procedures(path, header.get("procedures", "{}")),
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def macro(name: str, *args: str) -> str:
+    """One fragment of ``cypher/_macros.j2`` rendered on one line, e.g.
+    ``macro("node_at", "n", "__")`` for the /cypher scope rewriter."""
+    module = _ENV.get_template("_macros.j2").module
+    text = str(getattr(module, name)(*args))
+    return " ".join(text.split())
 
 
 class CypherLibrary:

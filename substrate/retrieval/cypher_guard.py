@@ -33,7 +33,7 @@ How the text is read:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
@@ -132,8 +132,9 @@ def _comment_end(text: str, i: int) -> int:
     return end + 2
 
 
-def mask(query: str) -> str:
-    """Same-length copy for analysis: comments and string contents blanked, names un-quoted."""
+def blank(query: str, quoted_name: Callable[[str, int, int], str]) -> str:
+    """Same-length copy: comments blanked, string contents blanked (quotes kept), and each
+    back-ticked name ``query[start:end]`` replaced by ``quoted_name(query, start, end)``."""
     out: list[str] = []
     i = 0
     while i < len(query):
@@ -141,17 +142,23 @@ def mask(query: str) -> str:
         if query.startswith(("//", "/*"), i):
             end = _comment_end(query, i)
             out.append(" " * (end - i))
-        elif c in "'\"":
+        elif c in "'\"`":
             end = _skip_quoted(query, i, c)
-            out.append(c + " " * (end - i - 2) + c)
-        elif c == "`":
-            end = _skip_quoted(query, i, c)
-            out.append(" " + query[i + 1: end - 1].replace("``", "  ") + " ")
+            out.append(quoted_name(query, i, end) if c == "`" else c + " " * (end - i - 2) + c)
         else:
             end = i + 1
             out.append(c)
         i = end
     return "".join(out)
+
+
+def _unquote(query: str, start: int, end: int) -> str:
+    return " " + query[start + 1: end - 1].replace("``", "  ") + " "
+
+
+def mask(query: str) -> str:
+    """Same-length copy for analysis: comments and string contents blanked, names un-quoted."""
+    return blank(query, _unquote)
 
 
 def _forbid(token: str, reason: str) -> Forbidden:

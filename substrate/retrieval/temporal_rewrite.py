@@ -49,8 +49,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from substrate.cypher import macro
 from substrate.errors import BadRequest
-from substrate.retrieval.cypher_guard import _comment_end, _matches, _skip_quoted, mask
+from substrate.retrieval.cypher_guard import _matches, blank, mask
 
 RESERVED_PARAMETERS = ("__v", "__tenant", "__clearance")
 SCOPE_SAFE_PROCEDURES: tuple[str, ...] = (
@@ -82,17 +83,13 @@ _RETURN_STAR = re.compile(r"(?<![\w.$])RETURN\s+(?:DISTINCT\s+)?\*", re.I)
 
 
 def node_predicate(n: str) -> str:
-    """Cypher predicate: node ``n`` is visible at ``$__v`` for ``$__tenant``/``$__clearance``."""
-    return (f"({n}.tenant_id = $__tenant"
-            f" AND coalesce({n}.classification, 'internal') IN $__clearance"
-            f" AND any(__i IN range(0, size(coalesce({n}.iv_from, [])) - 1)"
-            f" WHERE {n}.iv_from[__i] <= $__v AND $__v < {n}.iv_to[__i]))")
+    """Node ``n`` visible at ``$__v`` for ``$__tenant``/``$__clearance`` (cypher/_macros.j2)."""
+    return macro("node_at", n, "__")
 
 
 def rel_predicate(r: str) -> str:
-    """Cypher predicate: relationship ``r`` is visible at ``$__v`` for ``$__tenant``."""
-    return (f"({r}.tenant_id = $__tenant AND {r}.valid_from_v <= $__v"
-            f" AND ({r}.valid_to_v IS NULL OR {r}.valid_to_v > $__v))")
+    """Relationship ``r`` visible at ``$__v`` for ``$__tenant`` (cypher/_macros.j2)."""
+    return macro("rel_at", r, "__")
 
 
 def scope_parameters(tenant: str, version: int, clearance: Sequence[str]) -> dict[str, Any]:
@@ -108,23 +105,13 @@ def _refuse(construct: str, offset: int, reason: str) -> BadRequest:
 def _structure(query: str) -> str:
     """Same-length text for parsing: comments and string contents blanked, quoted names
     replaced by ``x``s (so brackets inside them do not count), arrow characters in ASCII."""
-    out: list[str] = []
-    i = 0
-    while i < len(query):
-        c = query[i]
-        if query.startswith(("//", "/*"), i):
-            end = _comment_end(query, i)
-            out.append(" " * (end - i))
-        elif c in "'\"`":
-            end = _skip_quoted(query, i, c)
-            if c == "`" and query.startswith("__", i + 1) and query[i - 1: i] != ".":
-                raise _refuse("reserved name", i, "names starting with `__` are reserved")
-            out.append("x" * (end - i) if c == "`" else c + " " * (end - i - 2) + c)
-        else:
-            end = i + 1
-            out.append(c)
-        i = end
-    return "".join(out).translate(_ARROWS)
+    return blank(query, _opaque_name).translate(_ARROWS)
+
+
+def _opaque_name(query: str, start: int, end: int) -> str:
+    if query.startswith("__", start + 1) and query[start - 1: start] != ".":
+        raise _refuse("reserved name", start, "names starting with `__` are reserved")
+    return "x" * (end - start)
 
 
 @dataclass(frozen=True)

@@ -65,10 +65,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.services = open_services(settings)
         app.state.cache = start_cache(settings, app.state.services.ontology)
         app.state.read = ReadService(app.state.services, app.state.cache.cache)
+        await app.state.read.open()
         await asyncio.to_thread(app.state.read.warm_up)  # load the embedder before serving
         try:
             yield
         finally:
+            await app.state.read.aclose()
             await app.state.cache.aclose()
             await app.state.services.aclose()
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 
@@ -10,30 +11,31 @@ from substrate.errors import BadRequest
 from substrate.retrieval.scope import ReadScope
 from substrate.retrieval.service import ReadService
 
+N = TypeVar("N", int, float)
+
 
 def service(request: Request) -> ReadService:
     svc: ReadService = request.app.state.read
     return svc
 
 
-def int_param(request: Request, name: str, default: int) -> int:
+def _number_param(request: Request, name: str, default: N, cast: Callable[[str], N],
+                  kind: str) -> N:
     raw = request.query_params.get(name)
     if raw is None:
         return default
     try:
-        return int(raw)
+        return cast(raw)
     except ValueError as exc:
-        raise BadRequest(f"{name} must be an integer", {name: raw}) from exc
+        raise BadRequest(f"{name} must be {kind}", {name: raw}) from exc
+
+
+def int_param(request: Request, name: str, default: int) -> int:
+    return _number_param(request, name, default, int, "an integer")
 
 
 def float_param(request: Request, name: str, default: float) -> float:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise BadRequest(f"{name} must be a number", {name: raw}) from exc
+    return _number_param(request, name, default, float, "a number")
 
 
 def bool_param(request: Request, name: str, default: bool = False) -> bool:

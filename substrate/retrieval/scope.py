@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
+from psycopg_pool import AsyncConnectionPool
 
 from substrate.errors import BadRequest
 from substrate.graph import snapshots
@@ -50,14 +53,27 @@ def parse_at(value: str) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
+@asynccontextmanager
+async def _connection(settings: Settings, pool: AsyncConnectionPool[Any] | None
+                      ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    if pool is not None:
+        async with pool.connection() as conn:
+            yield conn
+    else:
+        async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+            yield conn
+
+
 async def resolve_scope(
     settings: Settings, tenant: str, snapshot_version: Any = None, at: Any = None,
-    clearance: str | None = None,
+    clearance: str | None = None, pool: AsyncConnectionPool[Any] | None = None,
 ) -> ReadScope:
+    """The scope of one read. ``pool``: a long-lived service passes its connection pool
+    (every request resolves a scope, so connecting each time is on the hot path)."""
     if snapshot_version is not None and at is not None:
         raise BadRequest("give either snapshot_version or at, not both")
     levels = clearance_for(clearance)
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    async with _connection(settings, pool) as conn:
         latest = await _latest(conn)
         if snapshot_version is not None:
             if isinstance(snapshot_version, bool) or not isinstance(snapshot_version, int):

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from psycopg_pool import AsyncConnectionPool
+
 from substrate.cache import QueryCache, cached_read
 from substrate.errors import Unavailable
 from substrate.graph import embedding_registry
@@ -34,6 +36,17 @@ class ReadService:
         self._memo = EmbeddingMemo(lambda texts: self.services.embedder.embed_documents(texts))
         self.reranker = make_reranker(self.settings, self._embed_many)
         self.embedding_error: Unavailable | None = None
+        self.pool: AsyncConnectionPool[Any] | None = None
+
+    async def open(self) -> None:
+        """Open the PostgreSQL pool every request's scope resolution uses."""
+        self.pool = AsyncConnectionPool(self.settings.postgres_dsn, min_size=1, max_size=8,
+                                        open=False)
+        await self.pool.open()
+
+    async def aclose(self) -> None:
+        if self.pool is not None:
+            await self.pool.close()
 
     def warm_up(self) -> None:
         """Load the embedding model now, and check it built the vector indexes."""
@@ -57,7 +70,7 @@ class ReadService:
     async def scope(self, tenant: str | None, snapshot_version: Any = None, at: Any = None,
                     clearance: str | None = None) -> ReadScope:
         return await resolve_scope(self.settings, tenant or self.settings.tenant,
-                                   snapshot_version, at, clearance)
+                                   snapshot_version, at, clearance, self.pool)
 
     @cached_read("search")
     async def search(self, query: str, scope: ReadScope, options: SearchOptions,

@@ -109,13 +109,7 @@ class PostgresPart(Part):
     def start(self) -> bool:
         if not self.settings.postgres_embedded:
             return False  # external DSN: nothing to run here
-        self.log_dir_owned()
-        return super().start()
-
-    def log_dir_owned(self) -> None:
-        self.settings.log_dir.mkdir(parents=True, exist_ok=True)
-        if self.log_file.exists():
-            self._chown(self.log_file)
+        return super().start()  # the log is opened by us and handed over as a descriptor
 
     def stop(self, timeout: float = 30.0) -> bool:
         if not self.settings.postgres_embedded:

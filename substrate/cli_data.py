@@ -82,7 +82,7 @@ def cmd_merge(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
     from substrate.retrieval.ask import ask_and_print
 
-    code: int = ask_and_print(settings, args.question, as_json=args.json)
+    code: int = ask_and_print(settings, args.question, as_json=args.json, local=args.local)
     return code
 
 
@@ -164,4 +164,6 @@ def add_data_commands(sub: Any) -> None:
     p = sub.add_parser("ask", help="ask a question; prints answer, evidence and confidence")
     p.add_argument("question")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--local", action="store_true",
+                   help="run the pipeline in-process even when the gateway is up")
     p.set_defaults(handler=cmd_ask)

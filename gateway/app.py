@@ -19,6 +19,7 @@ from gateway import (
     routes_queue,
     routes_search,
     routes_time,
+    routes_timeline,
 )
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
@@ -48,6 +49,8 @@ def routes() -> list[BaseRoute]:
         Route("/intent-check", routes_time.intent_check, methods=["POST"]),
         Route("/temporal", routes_time.temporal, methods=["GET"]),
         Route("/impact/{item_id}", routes_time.impact, methods=["GET"]),
+        Route("/timeline/{entity_id}", routes_timeline.entity_timeline, methods=["GET"]),
+        Route("/timeline-relate", routes_timeline.timeline_relate, methods=["GET"]),
         Route("/queue", routes_queue.list_queue, methods=["GET"]),
         Route("/queue/{item_id}/approve", routes_queue.approve, methods=["POST"]),
         Route("/queue/{item_id}/reject", routes_queue.reject, methods=["POST"]),

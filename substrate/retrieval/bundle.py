@@ -90,16 +90,25 @@ class ConflictValue:
 
 @dataclass(frozen=True)
 class ConflictMarker:
-    """Two or more values asserted for one single-valued (subject, predicate) — never resolved."""
+    """Two or more values asserted for one single-valued (subject, predicate); every value is
+    kept, and ``resolution`` says which the answer used when a strategy was chosen."""
 
     subject: str
     predicate: str
     values: tuple[ConflictValue, ...]
+    # set when the request chose a strategy (conflict_resolution.py): strategy, kept, dropped
+    resolution: tuple[str, tuple[str, ...], tuple[str, ...]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"subject": self.subject, "predicate": self.predicate, "conflict": True,
-                "values": [v.to_dict() for v in
-                           sorted(set(self.values), key=lambda v: (v.value, _canonical(v)))]}
+        out = {"subject": self.subject, "predicate": self.predicate, "conflict": True,
+               "values": [v.to_dict() for v in
+                          sorted(set(self.values), key=lambda v: (v.value, _canonical(v)))],
+               "resolution": None}
+        if self.resolution is not None:
+            strategy, kept, dropped = self.resolution
+            out["resolution"] = {"strategy": strategy, "kept": list(kept),
+                                 "dropped": list(dropped)}
+        return out
 
 
 def path_confidences(seeds: tuple[SeedRef, ...], hops: tuple[Hop, ...]) -> dict[Hop, float]:

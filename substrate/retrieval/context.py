@@ -24,6 +24,7 @@ class SearchOptions:
     strategies: tuple[str, ...] | None = None  # None: the router decides
     rerank: bool = True
     chunk: dict[str, Any] | None = None  # chunk GraphRetriever options (chunk-graph-rag.md)
+    conflict_strategy: str = "none"  # none | highest_confidence | newest | merge
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchOptions:
@@ -55,6 +56,9 @@ class SearchOptions:
                 raise BadRequest(message, {"options": self.__dict__})
         if self.chunk is not None:
             chunk_options(self.chunk)  # validate now, not inside a strategy
+        from substrate.retrieval.conflict_resolution import check_strategy
+
+        check_strategy(self.conflict_strategy)
         return self
 
 

@@ -24,9 +24,11 @@ def _hops(results: dict[str, StrategyResult]) -> list[Hop]:
     return hops
 
 
-def _conflicts(results: dict[str, StrategyResult], fused_conflicts: Any) -> list[ConflictMarker]:
+def _conflicts(results: dict[str, StrategyResult], fused_conflicts: Any,
+               resolutions: dict[tuple[str, str], Any] | None = None) -> list[ConflictMarker]:
     """Single-valued edges that disagree among the hops read at this snapshot (computed from
-    the version-scoped hops, so a pinned read never sees a conflict that arose later)."""
+    the version-scoped hops, so a pinned read never sees a conflict that arose later), with
+    the request's resolution of each when it chose a strategy."""
     ontology = load_ontology()
     groups: dict[tuple[str, str], set[ConflictValue]] = defaultdict(set)
     for r in results.values():
@@ -37,19 +39,29 @@ def _conflicts(results: dict[str, StrategyResult], fused_conflicts: Any) -> list
             subject, value = (h["to"], h["from"]) if side == "target" else (h["from"], h["to"])
             groups[(subject, h["type"])].add(
                 ConflictValue(value, (h["evidence_ref"],), float(h["confidence"])))
-    markers = [ConflictMarker(s, p, tuple(v)) for (s, p), v in groups.items()
+    resolutions = resolutions or {}
+
+    def resolution(key: tuple[str, str]) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+        r = resolutions.get(key)
+        return None if r is None else (r.strategy, r.kept, r.dropped)
+
+    markers = [ConflictMarker(s, p, tuple(v), resolution((s, p))) for (s, p), v in groups.items()
                if len({x.value for x in v}) > 1]
-    return markers + list(fused_conflicts)
+    seen = {(m.subject, m.predicate) for m in markers}
+    return markers + [c for c in fused_conflicts if (c.subject, c.predicate) not in seen]
 
 
 def build_bundle(ctx: SearchContext, results: dict[str, StrategyResult],
-                 context: Any) -> dict[str, Any]:
+                 context: Any, asserted: dict[str, StrategyResult] | None = None,
+                 resolutions: dict[tuple[str, str], Any] | None = None) -> dict[str, Any]:
+    """``results``: the hops the answer used; ``asserted``: every hop read (before conflict
+    resolution dropped the losing ones), from which the conflicts are listed."""
     seeds = tuple(SeedRef(s["ceid"], s["label"], s.get("name") or "") for s in ctx.seeds)
     graph_truncated = any(results[n].truncated for n in GRAPH_STRATEGIES if n in results)
     bundle = EvidenceBundle(
         snapshot_version=ctx.scope.version, ontology_version=_ontology_version(),
         seeds=seeds, hops=tuple(_hops(results)),
-        conflicts=tuple(_conflicts(results, context.conflicts)),
+        conflicts=tuple(_conflicts(asserted or results, context.conflicts, resolutions)),
         truncated=graph_truncated or bool(context.truncated)
         or any(r.truncated for r in results.values()),
     )

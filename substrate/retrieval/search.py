@@ -13,7 +13,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from substrate.errors import BadRequest
+from substrate.graph.ontology import load_ontology
 from substrate.retrieval import answer as answers
+from substrate.retrieval.conflict_resolution import resolve as resolve_conflicts
 from substrate.retrieval.context import Hit, SearchContext, SearchOptions, StrategyResult
 from substrate.retrieval.context_fusion import ContextItem, fuse_context
 from substrate.retrieval.evidence import build_bundle, build_confidence
@@ -68,9 +70,17 @@ async def _rerank(reranker: LocalReranker | HttpReranker, query: str, hits: list
 
 
 def _context(results: dict[str, StrategyResult], fused: list[Hit], budget: int) -> Any:
+    ontology = load_ontology()
+
+    def ends(h: dict[str, Any]) -> tuple[str, str]:
+        # the subject of a single-valued fact is the end the ontology names (a service has
+        # one PRIMARY_OWNER: the target), so a team owning two services is no conflict
+        side = ontology.single_valued_side(h["type"])
+        return (h["to"], h["from"]) if side == "target" else (h["from"], h["to"])
+
     items = [ContextItem(id=f"{h['from']}-{h['type']}-{h['to']}",
                          text=f"{h['from']} {h['type']} {h['to']}", score=1.0,
-                         subject=h["from"], predicate=h["type"], object=h["to"],
+                         subject=ends(h)[0], predicate=h["type"], object=ends(h)[1],
                          evidence_ref=h["evidence_ref"], source=h["source"],
                          confidence=h["confidence"])
              for r in results.values() for h in r.hops]
@@ -101,6 +111,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     if options.rerank:
         fused, rerank_info = await _rerank(reranker, query, fused, options.top_k)
     fused = fused[: options.top_k]
+    asserted = results
+    results, resolutions = resolve_conflicts(results, load_ontology(), options.conflict_strategy)
     context = _context(results, fused, options.token_budget)
     text, citations = answers.compose(str(route.intent), results, fused)
     if chat is not None:
@@ -110,7 +122,7 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         except Exception as exc:  # noqa: BLE001 - the composed answer stands
             failed["explain"] = repr(exc)[:300]
     await emit("answer", {"answer": text, "citations": citations})
-    bundle = build_bundle(ctx, results, context)
+    bundle = build_bundle(ctx, results, context, asserted, resolutions)
     confidence = build_confidence(ctx, results, plan, bool(failed))
     await emit("bundle", {"evidence_bundle": bundle, "confidence": confidence})
     return {

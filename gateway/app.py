@@ -14,6 +14,7 @@ from starlette.schemas import SchemaGenerator
 
 from gateway import (
     routes_cache,
+    routes_counterfactual,
     routes_cypher,
     routes_graph,
     routes_queue,
@@ -49,6 +50,7 @@ def routes() -> list[BaseRoute]:
         Route("/intent-check", routes_time.intent_check, methods=["POST"]),
         Route("/temporal", routes_time.temporal, methods=["GET"]),
         Route("/impact/{item_id}", routes_time.impact, methods=["GET"]),
+        Route("/counterfactual", routes_counterfactual.counterfactual, methods=["POST"]),
         Route("/timeline/{entity_id}", routes_timeline.entity_timeline, methods=["GET"]),
         Route("/timeline-relate", routes_timeline.timeline_relate, methods=["GET"]),
         Route("/queue", routes_queue.list_queue, methods=["GET"]),

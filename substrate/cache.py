@@ -146,6 +146,14 @@ def cache_key(kind: str, params: dict[str, Any], scope: ReadScope) -> str:
     return f"{tenant_prefix(scope.tenant)}e:{hashlib.sha256(text.encode()).hexdigest()}"
 
 
+ASKED_TTL_S = 86_400  # how long POST /counterfactual can find a past /search by bundle hash
+
+
+def asked_key(tenant: str, bundle_hash: str) -> str:
+    """What a /search with this bundle hash asked (query, pin, options)."""
+    return f"{tenant_prefix(tenant)}asked:{bundle_hash}"
+
+
 def index_key(tenant: str, ceid: str) -> str:
     return f"{tenant_prefix(tenant)}i:{ceid}"
 

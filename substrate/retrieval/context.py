@@ -25,6 +25,7 @@ class SearchOptions:
     rerank: bool = True
     chunk: dict[str, Any] | None = None  # chunk GraphRetriever options (chunk-graph-rag.md)
     conflict_strategy: str = "none"  # none | highest_confidence | newest | merge
+    counterfactual: Any = None  # true or {budget, remove_edges, remove_nodes, redirect, shift_to}
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchOptions:
@@ -59,6 +60,9 @@ class SearchOptions:
         from substrate.retrieval.conflict_resolution import check_strategy
 
         check_strategy(self.conflict_strategy)
+        from substrate.retrieval.counterfactual import Options as CounterfactualOptions
+
+        CounterfactualOptions.parse(self.counterfactual)
         return self
 
 

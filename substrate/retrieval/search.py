@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +19,11 @@ from substrate.retrieval import answer as answers
 from substrate.retrieval.conflict_resolution import resolve as resolve_conflicts
 from substrate.retrieval.context import Hit, SearchContext, SearchOptions, StrategyResult
 from substrate.retrieval.context_fusion import ContextItem, fuse_context
+from substrate.retrieval.counterfactual import Engine as CounterfactualEngine
+from substrate.retrieval.counterfactual import Options as CounterfactualOptions
+from substrate.retrieval.counterfactual import Outcome, answer_entities, shifted_scope
+from substrate.retrieval.counterfactual import analyse as analyse_counterfactuals
+from substrate.retrieval.counterfactual import compare as compare_outcomes
 from substrate.retrieval.evidence import build_bundle, build_confidence
 from substrate.retrieval.fusion import RankedHit, rrf_fuse
 from substrate.retrieval.linking import link_entities
@@ -124,6 +130,12 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     await emit("answer", {"answer": text, "citations": citations})
     bundle = build_bundle(ctx, results, context, asserted, resolutions)
     confidence = build_confidence(ctx, results, plan, bool(failed))
+    counterfactual = None
+    cf_options = CounterfactualOptions.parse(options.counterfactual)
+    if cf_options is not None:
+        counterfactual = await _counterfactual(ctx_factory, ctx, query, options, cf_options,
+                                               str(route.intent), results, fused, reranker)
+        confidence["robustness"] = counterfactual["robustness"]
     await emit("bundle", {"evidence_bundle": bundle, "confidence": confidence})
     return {
         "query": query, "answer": text, "citations": citations,
@@ -136,8 +148,33 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         "graph_context": _graph_context(results),
         "snapshot_version": ctx.scope.version, "pinned": ctx.scope.pinned,
         "evidence_bundle": bundle, "confidence": confidence,
+        **({"counterfactual": counterfactual} if counterfactual is not None else {}),
         "timing_ms": round((time.perf_counter() - started) * 1000, 1),
     }
+
+
+async def _counterfactual(ctx_factory: Callable[..., SearchContext], ctx: SearchContext,
+                          query: str, options: SearchOptions, cf: CounterfactualOptions,
+                          intent: str, results: dict[str, StrategyResult], fused: list[Hit],
+                          reranker: LocalReranker | HttpReranker) -> dict[str, Any]:
+    """The counterfactual report; a temporal shift re-runs retrieval at the earlier pin."""
+    seeds = [s["ceid"] for s in ctx.seeds]
+    engine = CounterfactualEngine(answers.compose, intent, results, fused, seeds, cf.budget)
+    report = analyse_counterfactuals(engine, cf)
+    if cf.shift_to is not None:
+        earlier = await shifted_scope(ctx, cf.shift_to)
+        if engine.used >= engine.budget:
+            report["truncated"] = True
+        else:
+            engine.used += 1
+            plain = replace(options, counterfactual=None)
+            shifted = await search(lambda **kw: ctx_factory(**kw, scope=earlier), query, plain,
+                                   reranker)
+            other = Outcome(shifted["answer"], answer_entities(shifted["citations"], seeds))
+            report["temporal_shift"] = {"snapshot_version": earlier.version,
+                                        **compare_outcomes(engine.base, other)}
+            report["recomputations"] = engine.used
+    return report
 
 
 def _graph_context(results: dict[str, StrategyResult]) -> dict[str, Any]:

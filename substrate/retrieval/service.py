@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
+from redis.exceptions import RedisError
 
-from substrate.cache import QueryCache, cached_read
-from substrate.errors import Unavailable
+from substrate.cache import ASKED_TTL_S, QueryCache, asked_key, cached_read, plain
+from substrate.errors import NotFound, Unavailable
 from substrate.graph import embedding_registry
 from substrate.retrieval import (  # noqa: F401 - strategies_* register search presets
     direct,
@@ -72,9 +76,54 @@ class ReadService:
         return await resolve_scope(self.settings, tenant or self.settings.tenant,
                                    snapshot_version, at, clearance, self.pool)
 
-    @cached_read("search")
     async def search(self, query: str, scope: ReadScope, options: SearchOptions,
                      emit: Emit = _no_emit) -> dict[str, Any]:
+        """/search, and a note of what was asked under its bundle hash (for POST
+        /counterfactual: the same question, pinned, re-run with a counterfactual analysis)."""
+        result = await self._search(query, scope, options, emit)
+        await self._remember(query, scope, result, options)
+        return result
+
+    async def _remember(self, query: str, scope: ReadScope, result: dict[str, Any],
+                        options: SearchOptions) -> None:
+        if self.cache is None or not self.cache.available:
+            return
+        bundle_hash = result.get("evidence_bundle", {}).get("bundle_hash")
+        if not bundle_hash:
+            return
+        note = {"query": query, "snapshot_version": result["snapshot_version"],
+                "options": plain(replace(options, counterfactual=None))}
+        with contextlib.suppress(RedisError):  # a lost note: POST /counterfactual says 404
+            await self.cache.redis.set(asked_key(scope.tenant, bundle_hash),
+                                       json.dumps(note), ex=ASKED_TTL_S)
+
+    async def counterfactual(self, bundle_hash: str, scope: ReadScope,
+                             analysis: Any) -> dict[str, Any]:
+        """A past /search response (by bundle hash, same tenant) re-run at its snapshot with a
+        counterfactual analysis (``analysis``: true or the options object)."""
+        raw = None
+        if self.cache is not None:
+            try:
+                raw = await self.cache.redis.get(asked_key(scope.tenant, bundle_hash))
+            except RedisError as exc:
+                raise Unavailable("the query cache (Redis) is unavailable") from exc
+        if raw is None:
+            raise NotFound("no recent response with this bundle hash in this tenant",
+                           {"bundle_hash": bundle_hash})
+        note = json.loads(raw)
+        options = SearchOptions.from_dict({**note["options"], "counterfactual": analysis})
+        pinned = replace(scope, version=int(note["snapshot_version"]), pinned=True, at=None,
+                         tenant_version=None)
+        result = await self._search(note["query"], pinned, options)
+        return {"bundle_hash": bundle_hash, "query": note["query"],
+                "snapshot_version": pinned.version, "answer": result["answer"],
+                "same_bundle": result["evidence_bundle"]["bundle_hash"] == bundle_hash,
+                "counterfactual": result["counterfactual"],
+                "confidence": result["confidence"]}
+
+    @cached_read("search")
+    async def _search(self, query: str, scope: ReadScope, options: SearchOptions,
+                      emit: Emit = _no_emit) -> dict[str, Any]:
         factory = partial(SearchContext, self.settings, query, scope=scope, reader=self.reader,
                           embed_query=self.embed_query, options=options,
                           services=self.services)

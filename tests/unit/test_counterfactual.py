@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from substrate.errors import BadRequest
-from substrate.retrieval.counterfactual import Engine, Options, Scenario, analyse, apply
 from substrate.retrieval.context import Hit, StrategyResult
+from substrate.retrieval.counterfactual import Engine, Options, Scenario, analyse, apply
 
 
 def hop(a: str, b: str, ref: str, kind: str = "DEPENDS_ON") -> dict[str, Any]:

@@ -9,6 +9,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from substrate.stack.credentials import (
+    NATS_PASSWORD,
+    NEO4J_PASSWORD,
+    POSTGRES_PASSWORD,
+    REDIS_PASSWORD,
+    read_secret,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,8 +31,11 @@ ENV_DEFAULTS: dict[str, str] = {
     "NEO4J_PASSWORD": "",  # empty: generated at first start, kept in the state directory
     "NEO4J_HEAP": "4g",
     "NEO4J_PAGECACHE": "4g",
-    "POSTGRES_DSN": "",  # empty: embedded PostgreSQL 16 + pgvector from the pgserver wheel
+    # empty: embedded PostgreSQL 16 + pgvector from the pgserver wheel, user postgres with the
+    # password generated into secrets/postgres_password (SCRAM-SHA-256)
+    "POSTGRES_DSN": "",
     "POSTGRES_PORT": "5432",
+    # a loopback URL without a password gets the generated user + password (secrets/)
     "REDIS_URL": "redis://127.0.0.1:6379/0",
     "NATS_URL": "nats://127.0.0.1:4222",
     "GATEWAY_HOST": "127.0.0.1",
@@ -39,7 +51,37 @@ ENV_DEFAULTS: dict[str, str] = {
     "CACHE_TTL_SECONDS": "900",
     "CYPHER_ROW_LIMIT": "1000",
     "CYPHER_TIMEOUT_SECONDS": "10",
+    "MAX_BODY_BYTES": "65536",  # request bodies, counted while they stream in (413 beyond)
+    "RATE_LIMIT_PER_MINUTE": "1200",  # per principal (or client address), GCRA in Redis
+    "RATE_LIMIT_BURST": "200",
+    "MAX_CONCURRENT_PER_PRINCIPAL": "16",  # requests in flight per principal, per replica
 }
+
+REDIS_USER = "substrate"  # the ACL user of the local Redis (its default user is off)
+NATS_USER = "substrate"
+POSTGRES_USER = "postgres"
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def with_credentials(url: str, user: str, password: str) -> str:
+    """``url`` with ``user``:``password`` when it names a loopback host and has no password of
+    its own (an explicit one always wins); unchanged when there is no generated password."""
+    parts = urlsplit(url)
+    if not password or parts.password or (parts.hostname or "") not in _LOOPBACK:
+        return url
+    host = parts.netloc.rsplit("@", 1)[-1]
+    name = parts.username or user
+    return urlunsplit(parts._replace(netloc=f"{quote(name, safe='')}:{quote(password, safe='')}"
+                                            f"@{host}"))
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password replaced by ``***`` (for status output and logs)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
 def _get(env: Mapping[str, str], name: str) -> str:
@@ -58,8 +100,8 @@ class Settings:
     neo4j_pagecache: str
     postgres_dsn_env: str
     postgres_port: int
-    redis_url: str
-    nats_url: str
+    redis_url_env: str
+    nats_url_env: str
     gateway_host: str
     gateway_port: int
     embedding_url: str
@@ -73,6 +115,10 @@ class Settings:
     cache_ttl_seconds: int
     cypher_row_limit: int
     cypher_timeout_seconds: float
+    max_body_bytes: int
+    rate_limit_per_minute: int
+    rate_limit_burst: int
+    max_concurrent_per_principal: int
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -89,8 +135,8 @@ class Settings:
             neo4j_pagecache=_get(e, "NEO4J_PAGECACHE"),
             postgres_dsn_env=e.get("POSTGRES_DSN", ""),
             postgres_port=int(_get(e, "POSTGRES_PORT")),
-            redis_url=_get(e, "REDIS_URL"),
-            nats_url=_get(e, "NATS_URL"),
+            redis_url_env=_get(e, "REDIS_URL"),
+            nats_url_env=_get(e, "NATS_URL"),
             gateway_host=_get(e, "GATEWAY_HOST"),
             gateway_port=int(_get(e, "GATEWAY_PORT")),
             embedding_url=e.get("EMBEDDING_URL", ""),
@@ -104,6 +150,10 @@ class Settings:
             cache_ttl_seconds=int(_get(e, "CACHE_TTL_SECONDS")),
             cypher_row_limit=int(_get(e, "CYPHER_ROW_LIMIT")),
             cypher_timeout_seconds=float(_get(e, "CYPHER_TIMEOUT_SECONDS")),
+            max_body_bytes=int(_get(e, "MAX_BODY_BYTES")),
+            rate_limit_per_minute=int(_get(e, "RATE_LIMIT_PER_MINUTE")),
+            rate_limit_burst=int(_get(e, "RATE_LIMIT_BURST")),
+            max_concurrent_per_principal=int(_get(e, "MAX_CONCURRENT_PER_PRINCIPAL")),
             env=e,
         )
 
@@ -136,8 +186,7 @@ class Settings:
     def neo4j_password(self) -> str:
         if self.neo4j_password_env:
             return self.neo4j_password_env
-        secret = self.secrets_dir / "neo4j_password"
-        return secret.read_text().strip() if secret.exists() else ""
+        return read_secret(self.secrets_dir, NEO4J_PASSWORD)
 
     @property
     def postgres_embedded(self) -> bool:
@@ -147,12 +196,24 @@ class Settings:
     def postgres_dsn(self) -> str:
         if self.postgres_dsn_env:
             return self.postgres_dsn_env
-        return f"postgresql://postgres@127.0.0.1:{self.postgres_port}/postgres"
+        return with_credentials(
+            f"postgresql://{POSTGRES_USER}@127.0.0.1:{self.postgres_port}/postgres",
+            POSTGRES_USER, read_secret(self.secrets_dir, POSTGRES_PASSWORD))
+
+    @property
+    def redis_url(self) -> str:
+        return with_credentials(self.redis_url_env, REDIS_USER,
+                                read_secret(self.secrets_dir, REDIS_PASSWORD))
+
+    @property
+    def nats_url(self) -> str:
+        return with_credentials(self.nats_url_env, NATS_USER,
+                                read_secret(self.secrets_dir, NATS_PASSWORD))
 
     @property
     def redis_port(self) -> int:
-        return int(self.redis_url.rsplit(":", 1)[1].split("/")[0])
+        return urlsplit(self.redis_url_env).port or 6379
 
     @property
     def nats_port(self) -> int:
-        return int(self.nats_url.rsplit(":", 1)[1].split("/")[0])
+        return urlsplit(self.nats_url_env).port or 4222

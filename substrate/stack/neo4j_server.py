@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import re
-import secrets
 import shutil
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from neo4j.exceptions import AuthError
 from substrate.errors import StackError
 from substrate.settings import PROJECT_ROOT, Settings
 from substrate.stack import maven
+from substrate.stack.credentials import NEO4J_PASSWORD, ensure_secret
 from substrate.stack.maven import Coord
 from substrate.stack.part import Part, Progress, _print
 
@@ -282,13 +282,9 @@ class Neo4jPart(Part):
     def _ensure_password(self) -> None:
         password = self.settings.neo4j_password_env
         if not password:
-            if not self.password_file.exists():
-                self.settings.secrets_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "w") as fh:
-                    fh.write(secrets.token_urlsafe(24) + "\n")
+            password, created = ensure_secret(self.settings.secrets_dir, NEO4J_PASSWORD)
+            if created:
                 self.progress(f"[neo4j] generated a password in {self.password_file}")
-            password = self.settings.neo4j_password
         if (self.data / "databases" / "system").exists():
             return  # already initialised; the password lives in the system database
         result = subprocess.run(

@@ -3,6 +3,13 @@
 We use the wheel's binaries directly (not its Python server wrapper) so the server listens on
 127.0.0.1:POSTGRES_PORT like any other PostgreSQL, and is supervised like every other part.
 With ``POSTGRES_DSN`` set, no local server is started and the DSN is used as is.
+
+Authentication is SCRAM-SHA-256 for every connection, TCP and the Unix socket alike (no trust,
+no peer: the supervisor connects over TCP with the password like every other client). The
+password of the ``postgres`` superuser is generated at first ``up`` into
+``secrets/postgres_password``. A data directory created before (``initdb --auth=trust``) is
+upgraded in place on ``up``: the password is set over the still-trusted connection, then
+``pg_hba.conf`` is rewritten and reloaded.
 """
 
 from __future__ import annotations
@@ -16,12 +23,23 @@ import subprocess
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 from substrate.errors import StackError
+from substrate.settings import redact_url
+from substrate.stack.credentials import POSTGRES_PASSWORD, ensure_secret, write_private
 from substrate.stack.part import Part
 
 PG_USER = "postgres"
 ROOT_RUNAS = "pgserver"  # PostgreSQL refuses to run as root
+HBA_MARKER = "# substrate: SCRAM-SHA-256 password authentication for every connection"
+HBA_CONF = f"""{HBA_MARKER}
+# Written by substrate/stack/postgres.py; edits are overwritten by `substrate up`.
+# TYPE  DATABASE  USER  ADDRESS       METHOD
+local   all       all                 scram-sha-256
+host    all       all   127.0.0.1/32  scram-sha-256
+host    all       all   ::1/128       scram-sha-256
+"""
 
 
 def pg_bin() -> Path:
@@ -44,8 +62,12 @@ class PostgresPart(Part):
     def ports(self) -> list[int]:
         return [self.settings.postgres_port]
 
+    @property
+    def hba_file(self) -> Path:
+        return self.pgdata / "pg_hba.conf"
+
     def address(self) -> str:
-        return self.settings.postgres_dsn
+        return redact_url(self.settings.postgres_dsn)
 
     def run_as(self) -> str | None:
         return ROOT_RUNAS if os.geteuid() == 0 else None
@@ -83,17 +105,27 @@ class PostgresPart(Part):
         self._ensure_traversable()
         if (self.pgdata / "PG_VERSION").exists():
             return
-        self.progress(f"[postgres] initdb {self.pgdata}")
+        self.progress(f"[postgres] initdb {self.pgdata} (scram-sha-256)")
         self.pgdata.mkdir(parents=True, exist_ok=True)
         self._chown(self.pgdata)
         self.pgdata.chmod(0o700)
-        result = subprocess.run(
-            [str(pg_bin() / "initdb"), "-D", str(self.pgdata), "-U", PG_USER,
-             "--auth=trust", "--encoding=utf8", "--no-instructions"],
-            capture_output=True, text=True, check=False, **self.identity(),
-        )
+        password, _ = ensure_secret(self.settings.secrets_dir, POSTGRES_PASSWORD)
+        # initdb reads the password from a file; the server's user must be able to read it
+        pwfile = self.pgdata.parent / f".initdb-pw-{os.getpid()}"
+        write_private(pwfile, password + "\n")
+        self._chown(pwfile)
+        try:
+            result = subprocess.run(
+                [str(pg_bin() / "initdb"), "-D", str(self.pgdata), "-U", PG_USER,
+                 "--auth=scram-sha-256", f"--pwfile={pwfile}", "--encoding=utf8",
+                 "--no-instructions"],
+                capture_output=True, text=True, check=False, **self.identity(),
+            )
+        finally:
+            pwfile.unlink(missing_ok=True)
         if result.returncode != 0:
             raise StackError(f"initdb failed: {result.stderr.strip()}")
+        self.hba_file.write_text(HBA_CONF)
 
     def command(self) -> list[str]:
         sock = self.settings.run_dir / "pgsock"
@@ -103,13 +135,35 @@ class PostgresPart(Part):
             str(pg_bin() / "postgres"), "-D", str(self.pgdata),
             "-p", str(self.settings.postgres_port), "-h", "127.0.0.1", "-k", str(sock),
             "-c", "shared_buffers=512MB", "-c", "max_connections=100",
+            "-c", "password_encryption=scram-sha-256",
             "-c", "log_min_messages=warning",
         ]
 
     def start(self) -> bool:
         if not self.settings.postgres_embedded:
             return False  # external DSN: nothing to run here
-        return super().start()  # the log is opened by us and handed over as a descriptor
+        ensure_secret(self.settings.secrets_dir, POSTGRES_PASSWORD)
+        started = super().start()  # the log is opened by us and handed over as a descriptor
+        self.require_password()
+        return started
+
+    def require_password(self) -> bool:
+        """Upgrade a data directory made with trust authentication: set the generated
+        password (SCRAM), then rewrite pg_hba.conf and reload. True when it changed anything."""
+        if self.hba_file.read_text().startswith(HBA_MARKER):
+            return False
+        password, _ = ensure_secret(self.settings.secrets_dir, POSTGRES_PASSWORD)
+        # the server still trusts every loopback client, so this connection needs no password
+        with psycopg.connect(self.settings.postgres_dsn, autocommit=True,
+                             connect_timeout=5) as conn:
+            conn.execute("SET password_encryption = 'scram-sha-256'")
+            conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                sql.Identifier(PG_USER), sql.Literal(password)))
+            self.hba_file.write_text(HBA_CONF)
+            conn.execute("SELECT pg_reload_conf()")
+        self.progress(f"[postgres] trust authentication replaced by scram-sha-256 (password in "
+                      f"{self.settings.secrets_dir / POSTGRES_PASSWORD})")
+        return True
 
     def stop(self, timeout: float = 30.0) -> bool:
         if not self.settings.postgres_embedded:

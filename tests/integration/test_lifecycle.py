@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from substrate.errors import MigrationError, StackError
-from substrate.settings import PROJECT_ROOT, Settings
+from substrate.settings import PROJECT_ROOT, Settings, redact_url
 from substrate.stack.part import Part, pid_alive
 from substrate.stack.redis_server import RedisPart
 from substrate.stack.supervisor import PART_NAMES, status
@@ -90,7 +90,7 @@ def test_status_json_reports_every_part_healthy(stack: Settings) -> None:
     assert "pgvector" in str(parts["postgres"]["version"])
     assert "jetstream" in str(parts["nats"]["version"])
     assert parts["neo4j"]["address"] == stack.neo4j_uri
-    assert parts["postgres"]["address"] == stack.postgres_dsn
+    assert parts["postgres"]["address"] == redact_url(stack.postgres_dsn)
     assert parts["gateway"]["address"] == f"http://{stack.gateway_host}:{stack.gateway_port}"
 
 

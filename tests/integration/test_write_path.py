@@ -283,7 +283,7 @@ def test_events_wait_in_the_outbox_while_nats_is_down(
     durable = f"test-{tenant}"
     create_consumer(stack, durable)
     try:
-        down = GraphWriter(dataclasses.replace(stack, nats_url="nats://127.0.0.1:1"), driver)
+        down = GraphWriter(dataclasses.replace(stack, nats_url_env="nats://127.0.0.1:1"), driver)
         during = down.commit(GraphBatch([svc("a")]), source="test", tenant=tenant)
         published = pg.execute("SELECT published FROM snapshots WHERE version = %s",
                                (during.snapshot_version,)).fetchone()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlparse
 
 import yaml
@@ -52,5 +53,17 @@ def test_gateway_urls_name_compose_services_on_the_same_ports() -> None:
         ("NATS_URL", "nats", s.nats_port),
         ("POSTGRES_DSN", "postgres", s.postgres_port),
     ):
-        url = urlparse(env[var].replace("${POSTGRES_PASSWORD:-substrate}", "x"))
+        url = urlparse(re.sub(r"\$\{[^}]*\}", "x", env[var]))
         assert (url.hostname, url.port) == (service, port), var
+
+
+def test_passwords_come_from_the_environment_with_no_default() -> None:
+    text = (PROJECT_ROOT / "compose.yaml").read_text()
+    used = re.findall(r"\$\{(\w*PASSWORD)(:[?-])", text)
+    assert {name for name, _ in used} == {
+        "NEO4J_PASSWORD", "POSTGRES_PASSWORD", "REDIS_PASSWORD", "NATS_PASSWORD"}
+    assert all(op == ":?" for _, op in used), used
+    env = SERVICES["gateway"]["environment"]
+    for var, secret in (("POSTGRES_DSN", "POSTGRES_PASSWORD"), ("REDIS_URL", "REDIS_PASSWORD"),
+                        ("NATS_URL", "NATS_PASSWORD")):
+        assert "${" + secret + ":?" in env[var], var

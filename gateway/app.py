@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
@@ -24,6 +25,7 @@ from gateway import (
 )
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
+from gateway.limits import LimitsMiddleware
 from substrate.cache_invalidator import start_cache
 from substrate.retrieval.service import ReadService
 from substrate.services import open_services
@@ -79,4 +81,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await app.state.cache.aclose()
             await app.state.services.aclose()
 
-    return Starlette(routes=routes(), exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
+    # outermost first: authentication (which sets the principal) must come before the limits
+    middleware = [Middleware(LimitsMiddleware, settings=settings)]
+    return Starlette(routes=routes(), middleware=middleware,
+                     exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)

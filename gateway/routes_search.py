@@ -12,21 +12,16 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from gateway.errors import json_body
 from gateway.params import service
 from substrate.errors import BadRequest, SubstrateError
+from substrate.retrieval.bounds import check_query
 from substrate.retrieval.context import SearchOptions
-
-MAX_QUERY = 2000
 
 
 def parse_search(body: dict[str, Any]) -> tuple[str, SearchOptions]:
-    query = body.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise BadRequest("query must be a non-empty string", {"query": query})
-    if len(query) > MAX_QUERY:
-        raise BadRequest(f"query longer than {MAX_QUERY} characters", {"length": len(query)})
+    query = check_query(body.get("query"))
     unknown = set(body) - {"query", "snapshot_version", "at", "options"}
     if unknown:
         raise BadRequest("unknown fields", {"unknown": sorted(unknown)})
-    return query.strip(), SearchOptions.from_dict(body.get("options"))
+    return query, SearchOptions.from_dict(body.get("options"))
 
 
 async def search(request: Request) -> JSONResponse:

@@ -18,10 +18,11 @@ from neo4j.exceptions import DriverError, Neo4jError
 
 from gds_jobs.communities import run_communities
 from gds_jobs.pagerank import service_ranks
-from gds_jobs.risks import DEFAULT_LIMIT, rank_risks
+from gds_jobs.risks import DEFAULT_LIMIT
+from gds_jobs.risks_store import compute_and_store
 from gds_jobs.runtime import JobContext, job_context, job_scope
 from substrate.embeddings import make_embedder
-from substrate.errors import SubstrateError, Unavailable
+from substrate.errors import BadRequest, SubstrateError, Unavailable
 from substrate.retrieval.scope import ReadScope
 from substrate.settings import Settings
 
@@ -38,7 +39,10 @@ def pagerank(ctx: JobContext, scope: ReadScope, args: argparse.Namespace) -> Row
 
 
 def risks(ctx: JobContext, scope: ReadScope, args: argparse.Namespace) -> Rows:
-    return [r.to_dict() for r in rank_risks(ctx, scope, args.limit)]
+    """Rank, store the ranking for /search (risk_rankings), print the top ``--limit``."""
+    if args.limit < 1:
+        raise BadRequest("limit must be at least 1", {"limit": args.limit})
+    return [r.to_dict() for r in compute_and_store(ctx, scope)[: args.limit]]
 
 
 JOBS: dict[str, Job] = {"communities": communities, "pagerank": pagerank, "risks": risks}

@@ -78,7 +78,8 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
 
     from gateway.app import create_app
 
-    uvicorn.run(create_app(settings), host=settings.gateway_host, port=settings.gateway_port)
+    uvicorn.run(create_app(settings), host=settings.gateway_host, port=settings.gateway_port,
+                ws_max_size=settings.max_body_bytes)
     return 0
 
 

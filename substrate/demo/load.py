@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gds_jobs import risks_store
 from gds_jobs.communities import run_communities
 from gds_jobs.runtime import job_context, job_scope
 from substrate.connectors.enrich import enrich
@@ -56,6 +57,10 @@ def load_demo(settings: Settings, progress: Progress = _print) -> list[int]:
             progress("[demo] building Leiden community summaries (global GraphRAG)")
             with job_context(settings) as ctx:
                 run_communities(ctx, job_scope(settings, settings.tenant), embedder)
+        if made or not risks_store.has_ranking(settings, settings.tenant):
+            progress("[demo] ranking architectural risks (GDS risks job, every clearance)")
+            with job_context(settings) as ctx:
+                risks_store.store_every_level(ctx, settings.tenant)
     finally:
         driver.close()
     progress(f"[demo] {len(made)} new snapshot(s)" if made else "[demo] already loaded")

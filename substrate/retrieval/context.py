@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from substrate.errors import BadRequest
+from substrate.retrieval.bounds import check_chunk_sizes, check_options, check_strategies
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.router import Route
 from substrate.retrieval.scope import ReadScope
@@ -36,19 +37,18 @@ class SearchOptions:
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise BadRequest("unknown options", {"unknown": sorted(unknown)})
-        values: dict[str, Any] = {k: (tuple(v) if k == "strategies" and v is not None else v)
-                                  for k, v in data.items()}
+        values: dict[str, Any] = dict(data)
+        if "strategies" in values:
+            values["strategies"] = check_strategies(values["strategies"])
         opts = cls(**values)
         return opts.validate()
 
     def validate(self) -> SearchOptions:
+        check_options({"top_k": self.top_k, "max_hops": self.max_hops,
+                       "token_budget": self.token_budget})  # 400 names the allowed range
         checks = [
-            (isinstance(self.top_k, int) and 1 <= self.top_k <= 50, "top_k must be 1..50"),
-            (isinstance(self.max_hops, int) and 1 <= self.max_hops <= 3, "max_hops must be 1..3"),
             (isinstance(self.min_weight, int | float) and self.min_weight >= 0,
              "min_weight must be >= 0"),
-            (isinstance(self.token_budget, int) and 100 <= self.token_budget <= 20000,
-             "token_budget must be 100..20000"),
             (isinstance(self.rerank, bool), "rerank must be a boolean"),
             (self.chunk is None or isinstance(self.chunk, dict), "chunk must be an object"),
         ]
@@ -56,6 +56,7 @@ class SearchOptions:
             if not ok:
                 raise BadRequest(message, {"options": self.__dict__})
         if self.chunk is not None:
+            check_chunk_sizes(self.chunk)
             chunk_options(self.chunk)  # validate now, not inside a strategy
         from substrate.retrieval.conflict_resolution import check_strategy
 

@@ -1,33 +1,22 @@
-"""Strategic questions (RSN-UC-04): architectural risks from the GDS jobs and global
-GraphRAG over Leiden community summaries (RSN-14). Registered into the search presets."""
+"""Strategic questions (RSN-UC-04): architectural risks from the GDS risks job's stored
+rankings (``risk_rankings``; no projection per request) and global GraphRAG over Leiden
+community summaries (RSN-14). Registered into the search presets."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from typing import Any
 
-from graphdatascience import GraphDataScience
+import psycopg
 
-from gds_jobs.risks import rank_risks
-from gds_jobs.runtime import JobContext
+from gds_jobs import risks_store
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.global_search import global_search
 from substrate.retrieval.registry import register
 from substrate.retrieval.router import Intent
 
-_GDS: dict[int, GraphDataScience] = {}
-_LOCK = threading.Lock()
-
-
-def _job_context(ctx: SearchContext) -> JobContext:
-    services = ctx.services
-    with _LOCK:
-        gds = _GDS.get(id(services.driver))
-        if gds is None:
-            gds = GraphDataScience(services.driver, arrow=False, show_progress=False)
-            _GDS[id(services.driver)] = gds
-    return JobContext(ctx.settings, services.driver, gds, services.cypher)
+NOTHING_STORED = ("No stored risk ranking for this tenant at this snapshot and clearance yet; "
+                  "run `python -m gds_jobs risks --tenant {tenant} --clearance {clearance}` "
+                  "(the scheduled GDS job) to compute one.")
 
 
 def _risk_text(items: list[Any]) -> str:
@@ -42,8 +31,14 @@ def _risk_text(items: list[Any]) -> str:
 
 async def risks(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("risks")
-    limit = ctx.route.top_n or 3
-    items = await asyncio.to_thread(rank_risks, _job_context(ctx), ctx.scope, limit + 1)
+    limit = min(ctx.route.top_n or 3, risks_store.STORED_ITEMS)
+    async with await psycopg.AsyncConnection.connect(ctx.settings.postgres_dsn) as conn:
+        ranking = await risks_store.newest_async(conn, ctx.scope)
+    if ranking is None:
+        result.note = NOTHING_STORED.format(tenant=ctx.scope.tenant,
+                                            clearance=risks_store.level(ctx.scope))
+        return result
+    items = ranking.items
     result.truncated = len(items) > limit
     for rank, item in enumerate(items[:limit]):
         text = "; ".join(f.note for f in item.factors)
@@ -51,7 +46,11 @@ async def risks(ctx: SearchContext) -> StrategyResult:
         result.facts.append(item.to_dict())
         for f in item.factors:
             result.hops.extend({**h, "hop": 1} for h in f.evidence[:5])
-    result.note = _risk_text(items[:limit]) if items else None
+    provenance = (f"(stored ranking of the GDS risks job: snapshot {ranking.snapshot_version}, "
+                  f"clearance {ranking.clearance}, computed {ranking.computed_at:%Y-%m-%d %H:%M}"
+                  " UTC)")
+    result.note = (f"{_risk_text(items[:limit])}\n{provenance}" if items
+                   else f"No architectural risks scored above zero {provenance}")
     return result
 
 

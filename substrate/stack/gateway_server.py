@@ -24,6 +24,7 @@ class GatewayPart(Part):
             sys.executable, "-m", "uvicorn", "gateway.app:create_app", "--factory",
             "--host", self.settings.gateway_host, "--port", str(self.settings.gateway_port),
             "--no-access-log", "--ws", "websockets",
+            "--ws-max-size", str(self.settings.max_body_bytes),
         ]
 
     def check(self) -> str:

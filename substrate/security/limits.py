@@ -1,0 +1,136 @@
+"""Bounded work per caller: a rate limit shared by every replica (GCRA in Redis) and a cap on
+the requests one caller has in flight (per replica).
+
+Rate: the generic cell rate algorithm (the "leaky bucket as a meter"): one Redis key per
+caller holds the theoretical arrival time (TAT); a request is let through when it would not
+push the TAT more than ``burst`` emission intervals ahead of now. One Lua script does the read
+and the write atomically, with Redis's own clock (``TIME``), so replicas never disagree.
+
+Redis down or slow: the limiter fails *open* (the request passes and a warning is logged at
+most once every ``WARN_EVERY_S``). Availability of reads is worth more here than the limit;
+the concurrency cap, which needs no Redis, still bounds each caller on each replica.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from substrate.errors import SubstrateError
+
+log = logging.getLogger(__name__)
+
+KEY_PREFIX = "substrate:ratelimit:"
+REDIS_TIMEOUT_S = 0.25
+WARN_EVERY_S = 30.0
+
+# KEYS[1] the caller's key; ARGV[1] emission interval (microseconds), ARGV[2] burst.
+# Returns {allowed (0/1), retry_after_us, remaining}.
+GCRA_LUA = """
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local new_tat = tat + interval
+local ahead = new_tat - now
+local limit = interval * burst
+if ahead > limit then
+  return {0, ahead - limit, 0}
+end
+redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil(ahead / 1000) + 1)
+return {1, 0, math.floor((limit - ahead) / interval)}
+"""
+
+
+class RateLimited(SubstrateError):
+    status = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int, detail: Any = None) -> None:
+        super().__init__(message, detail)
+        self.retry_after = retry_after
+
+
+class PayloadTooLarge(SubstrateError):
+    status = 413
+    code = "payload_too_large"
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    retry_after_s: float
+    remaining: int
+
+    @property
+    def retry_after_header(self) -> int:
+        """Whole seconds for ``Retry-After`` (never 0 for a refusal)."""
+        return max(1, math.ceil(self.retry_after_s))
+
+
+class RateLimiter:
+    """GCRA over Redis: ``per_minute`` requests per minute on average, ``burst`` at once."""
+
+    def __init__(self, redis: Redis, per_minute: int, burst: int) -> None:
+        if per_minute < 1 or burst < 1:
+            raise ValueError("RATE_LIMIT_PER_MINUTE and RATE_LIMIT_BURST must be at least 1")
+        self.redis = redis
+        self.interval_us = 60_000_000 // per_minute
+        self.burst = burst
+        self.script = redis.register_script(GCRA_LUA)
+        self._last_warning = 0.0
+
+    async def check(self, caller: str) -> Decision:
+        try:
+            allowed, retry_us, remaining = await self.script(
+                keys=[KEY_PREFIX + caller], args=[self.interval_us, self.burst])
+        except (RedisError, OSError, TimeoutError) as exc:
+            self._warn(exc)
+            return Decision(True, 0.0, -1)  # fail open, see the module docstring
+        return Decision(bool(allowed), int(retry_us) / 1e6, int(remaining))
+
+    def _warn(self, exc: BaseException) -> None:
+        now = time.monotonic()
+        if now - self._last_warning >= WARN_EVERY_S:
+            self._last_warning = now
+            log.warning("rate limit not enforced (Redis unavailable: %s); failing open", exc)
+
+
+class ConcurrencyCap:
+    """At most ``limit`` requests in flight per caller in this process (one event loop, so a
+    plain counter is enough). A request over the cap is refused at once, never queued."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError("MAX_CONCURRENT_PER_PRINCIPAL must be at least 1")
+        self.limit = limit
+        self.inflight: defaultdict[str, int] = defaultdict(int)
+
+    def acquire(self, caller: str) -> bool:
+        if self.inflight[caller] >= self.limit:
+            return False
+        self.inflight[caller] += 1
+        return True
+
+    def release(self, caller: str) -> None:
+        self.inflight[caller] -= 1
+        if self.inflight[caller] <= 0:
+            del self.inflight[caller]
+
+
+def caller_key(state: dict[str, Any] | None, client: tuple[str, int] | None) -> str:
+    """Who is limited: the authenticated principal, else the client address."""
+    principal = (state or {}).get("principal")
+    principal_id = getattr(principal, "id", None)
+    if principal_id:
+        return f"principal:{principal_id}"
+    return f"addr:{client[0] if client else 'unknown'}"

@@ -131,10 +131,10 @@ class GraphWriter:
         """Reject the batch on any problem of any record (positions are indexes into
         ``batch.nodes``/``batch.edges``); return the live nodes it touches."""
         wanted = {n.ceid for n in batch.nodes} | {x for x in deletes if "-[" not in x}
-        wanted |= {e.src for e in batch.edges} | {e.dst for e in batch.edges}
         found = self._live_nodes(tenant, sorted(wanted))
         live = {c: n for c, n in found.items() if n["live"]}
-        known = set(live) | {n.ceid for n in batch.nodes}
+        endpoints = ({e.src for e in batch.edges} | {e.dst for e in batch.edges}) - wanted
+        known = set(live) | {n.ceid for n in batch.nodes} | self._live_ceids(tenant, endpoints)
         problems = validate_batch(batch.nodes, batch.edges, self.ontology, known)
         problems += validate_queued(batch.pending, self.ontology)
         problems += [Problem(x, "delete of an element that is not live") for x in deletes
@@ -208,6 +208,16 @@ class GraphWriter:
         for label, group in self._by_label(ceids).items():
             for r in self._read("graph/live_nodes", {"label": label}, tenant=tenant, ceids=group):
                 out[r["ceid"]] = r
+        return out
+
+    def _live_ceids(self, tenant: str, ceids: Iterable[str]) -> set[str]:
+        """Which of ``ceids`` are live (existence only: the diff needs no properties of
+        nodes that are only edge endpoints)."""
+        out: set[str] = set()
+        for label, group in self._by_label(sorted(ceids)).items():
+            for r in self._read("graph/live_ceids", {"label": label}, tenant=tenant,
+                                ceids=group):
+                out.update(r["live"])
         return out
 
     def _live_edges(self, tenant: str, keys: list[str]) -> dict[str, d.LIVE_EDGE]:

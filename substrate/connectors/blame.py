@@ -18,7 +18,17 @@ Origins = tuple[tuple[str, int], ...]  # per line of the file: (commit sha, line
 _HEADER = re.compile(r"^([0-9a-f]{40}) (\d+) (\d+)")
 _CACHE: OrderedDict[tuple[str, str, str], tuple[str, Origins]] = OrderedDict()
 _PARENTS: dict[tuple[str, str], tuple[str, dict[str, str]] | None] = {}
+_SAME_AS: dict[tuple[str, str], str] = {}  # (repo, commit) -> an older commit, same files read
 _LIMIT = 20_000
+
+
+def same_files_as(repo: Path, commit: str, earlier: str) -> None:
+    """Declare that every file whose blame was taken at ``earlier`` is unchanged from there
+    to ``commit`` (a history replay skipped the commits between; see ``path_filter``): the
+    child of ``commit`` may reuse ``earlier``'s blames (still only for the same blob)."""
+    _SAME_AS[(str(repo), commit)] = _SAME_AS.get((str(repo), earlier), earlier)
+    while len(_SAME_AS) > _LIMIT:
+        _SAME_AS.pop(next(iter(_SAME_AS)))
 
 
 def parse_porcelain(text: str) -> Origins:
@@ -58,7 +68,8 @@ def blame(repo: Path, commit: str, blob: str, path: str) -> Origins:
         return _CACHE[key][1]
     parent = _only_parent(repo, commit)
     if parent is not None and parent[1].get(path) == blob:
-        cached = _CACHE.get((str(repo), parent[0], path))
+        source = _SAME_AS.get((str(repo), parent[0]), parent[0])
+        cached = _CACHE.get((str(repo), source, path))
         if cached is not None and cached[0] == blob:
             _remember(key, cached)
             return cached[1]

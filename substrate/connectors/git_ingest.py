@@ -9,9 +9,11 @@ from pathlib import Path
 
 import psycopg
 
+from substrate.connectors.blame import same_files_as
 from substrate.connectors.chunking import ChunkerConfig, chunk_document
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.history import CommitInfo, first_parent_commits
+from substrate.connectors.path_filter import needed_commits
 from substrate.graph.records import GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
 
@@ -50,13 +52,27 @@ def _mark(dsn: str, tenant: str, source: str, commit: CommitInfo, version: int |
         )
 
 
+def _mark_skipped(dsn: str, tenant: str, source: str, commits: list[CommitInfo]) -> None:
+    """Record commits the path filter did not parse (no snapshot), one connection for all."""
+    if not commits:
+        return
+    with psycopg.connect(dsn) as conn, conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO ingested_commits (tenant_id, source, sha, committed_at, snapshot_version)"
+            " VALUES (%s, %s, %s, %s, NULL) ON CONFLICT DO NOTHING",
+            [(tenant, source, c.sha, c.when) for c in commits],
+        )
+    commits.clear()
+
+
 def ingest_git(
     writer: GraphWriter, repo: Path, *, history: bool = False, since: str | None = None,
     until: str | None = None, every: int = 1, tenant: str | None = None,
-    progress: Progress = print,
+    progress: Progress = print, path_filter: bool = True,
 ) -> list[CommitResult]:
     """Each replayed commit becomes one snapshot stamped with the commit time (sync mode:
-    what the repository no longer says is closed, never deleted)."""
+    what the repository no longer says is closed, never deleted). ``path_filter``: commits
+    that change no file a connector reads are not parsed (see :mod:`path_filter`)."""
     source = f"git:{repo.resolve().name}"
     tenant = tenant or writer.settings.tenant
     commits = first_parent_commits(repo, since=since, until=until, every=every)
@@ -67,9 +83,18 @@ def ingest_git(
     commits = [c for c in commits if c.sha not in done]
     if skipped:
         progress(f"[git] {len(skipped)} commit(s) already replayed for {source}; skipping them")
-    results = []
+    results: list[CommitResult] = []
     started = time.monotonic()
+    parse = needed_commits(repo, [c.sha for c in commits]) if path_filter else None
+    parsed, unparsed = "", list[CommitInfo]()
     for i, commit in enumerate(commits, 1):
+        if parse is not None and commit.sha not in parse and parsed:
+            results.append(CommitResult(None, results[-1].content_hash))  # the same batch
+            same_files_as(repo, commit.sha, parsed)
+            unparsed.append(commit)
+            continue
+        _mark_skipped(writer.settings.postgres_dsn, tenant, source, unparsed)
+        parsed = commit.sha
         batch = with_chunks(batch_at(repo, commit.sha))
         result = writer.commit(
             batch, source=source, tenant=tenant, mode="sync",
@@ -81,4 +106,8 @@ def ingest_git(
         progress(f"[git] {i}/{len(commits)} {commit.sha[:8]} {commit.timestamp} "
                  f"snapshot {result.snapshot_version or 'unchanged'} "
                  f"({time.monotonic() - started:.1f}s)")
+    _mark_skipped(writer.settings.postgres_dsn, tenant, source, unparsed)
+    if parse is not None:
+        progress(f"[git] {len(commits) - len(parse)} of {len(commits)} commit(s) change no "
+                 f"file a connector reads: not parsed")
     return results

@@ -7,6 +7,7 @@ need (``"8080"`` and ``8080`` are the same port, ``on`` is not a boolean in an e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -22,11 +23,18 @@ class Fact:
 
 
 def compose_all(text: str) -> list[Node]:
-    """Every document of a (multi-document) YAML text; ``[]`` when it does not parse."""
+    """Every document of a (multi-document) YAML text; ``[]`` when it does not parse.
+    Memoised by text: a history replay reads the same unchanged manifests at every commit
+    (the nodes are only read, never changed, by the callers)."""
+    return list(_compose_all(text))
+
+
+@lru_cache(maxsize=4096)
+def _compose_all(text: str) -> tuple[Node, ...]:
     try:
-        return [doc for doc in yaml.compose_all(text, Loader=yaml.SafeLoader) if doc is not None]
+        return tuple(d for d in yaml.compose_all(text, Loader=yaml.SafeLoader) if d is not None)
     except yaml.YAMLError:
-        return []
+        return ()
 
 
 def line_of(node: Node) -> int:

@@ -1,0 +1,119 @@
+"""Skip, in a history replay, the commits that change nothing the connectors read.
+
+Each connector declares the paths it reads (:data:`READERS`, built from the connectors' own
+selection functions where they have one, so the filter and the parser cannot drift apart).
+One ``git log --first-parent --name-only`` lists the paths every commit changes (against its
+first parent; ``--no-renames`` so a rename shows both names); a commit none of whose paths
+(nor of the commits skipped since the last one replayed, when only every n-th is replayed)
+any connector reads yields exactly the batch of the commit replayed before it, so parsing it
+would only produce an empty diff: it is not parsed.
+
+Why the batch is unchanged: ``batch_at`` depends on the list of files only through these
+predicates (a file added or removed outside them is never selected), on the contents of the
+files they select, and on ``git blame`` of those files, which a commit that leaves a file
+untouched does not change.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from substrate.connectors.adr import is_adr_path
+from substrate.connectors.codeowners import LOCATIONS
+from substrate.connectors.compose import _EXTRA, BASES
+from substrate.connectors.designdocs import is_design_path
+from substrate.connectors.gitcmd import run_git
+from substrate.connectors.gitrepo import SERVICE_ROOTS
+from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
+from substrate.connectors.postmortem import is_postmortem_path
+
+_RECORD = "\x1e"
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A connector and the predicate over repository paths of the files it reads."""
+
+    name: str
+    reads: Callable[[str], bool]
+    patterns: str  # the same, for people
+
+
+def _service_folder(path: str) -> bool:
+    parts = path.split("/")
+    return len(parts) >= 3 and parts[0] in SERVICE_ROOTS
+
+
+def _compose(path: str) -> bool:
+    name = posixpath.basename(path)
+    return name in BASES or bool(_EXTRA.match(name))
+
+
+def _env_file(path: str) -> bool:
+    name = posixpath.basename(path)
+    return name.startswith(".env") or name.endswith(".env") or ".env." in name
+
+
+def _k8s(path: str) -> bool:
+    return path.endswith((".yaml", ".yml")) and not path.startswith(K8S_SKIP_DIRS)
+
+
+READERS: tuple[Reader, ...] = (
+    Reader("services", _service_folder, "services/<name>/**, apps/<name>/**"),
+    Reader("compose", _compose, "**/compose.y(a)ml, **/docker-compose*.y(a)ml"),
+    Reader("envfiles", _env_file, "**/.env*, **/*.env"),
+    Reader("k8s", _k8s, "**/*.yaml, **/*.yml outside .github/ and docs/"),
+    Reader("codeowners", lambda p: p in LOCATIONS, ", ".join(LOCATIONS)),
+    Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
+    Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),
+    Reader("designdocs", is_design_path, "docs/design/**, docs/rfcs/**, design/**, ..."),
+)
+
+
+def is_read(path: str, readers: Sequence[Reader] = READERS) -> bool:
+    """Does any connector read ``path``?"""
+    return any(r.reads(path) for r in readers)
+
+
+def changed_paths(repo: Path | str, rev: str = "HEAD") -> dict[str, tuple[str, ...]]:
+    """``sha -> paths it changes against its first parent`` for the first-parent history of
+    ``rev`` (one git process; merges are diffed against their first parent)."""
+    out = run_git(Path(repo), "log", "--first-parent", "--diff-merges=first-parent",
+                  "--no-renames", "--name-only", f"--format={_RECORD}%H", rev)
+    changes: dict[str, tuple[str, ...]] = {}
+    for block in out.decode("utf-8", "replace").split(_RECORD)[1:]:
+        sha, _, names = block.partition("\n")
+        changes[sha.strip()] = tuple(n for n in names.splitlines() if n)
+    return changes
+
+
+def commits_to_parse(
+    shas: Sequence[str], changes: dict[str, tuple[str, ...]], order: Iterable[str],
+    readers: Sequence[Reader] = READERS,
+) -> set[str]:
+    """Which of ``shas`` (oldest first, a selection of the first-parent history ``order``,
+    oldest first) must be parsed: the first one, and each one whose changes since the
+    previous selected commit touch a path some reader reads."""
+    position = {sha: i for i, sha in enumerate(order)}
+    history = list(position)
+    keep: set[str] = set()
+    previous: int | None = None
+    for sha in shas:
+        here = position.get(sha)
+        if previous is None or here is None or here <= previous:
+            keep.add(sha)  # the first, or one the walk does not know: parse it
+        else:
+            between = history[previous + 1 : here + 1]
+            if any(is_read(p, readers) for c in between for p in changes.get(c, ())):
+                keep.add(sha)
+        previous = here
+    return keep
+
+
+def needed_commits(repo: Path | str, shas: Sequence[str], rev: str = "HEAD") -> set[str]:
+    """:func:`commits_to_parse` for the first-parent history of ``rev`` in ``repo``."""
+    changes = changed_paths(repo, rev)
+    return commits_to_parse(shas, changes, reversed(list(changes)))

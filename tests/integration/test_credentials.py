@@ -108,6 +108,21 @@ def test_a_trust_data_directory_is_upgraded_in_place(tmp_path: Path) -> None:
         part.stop()
 
 
+def test_a_fresh_data_directory_starts_with_scram_only(tmp_path: Path) -> None:
+    settings = Settings.from_env({"SUBSTRATE_HOME": str(tmp_path / "home"),
+                                  "POSTGRES_PORT": str(free_port())})
+    part = PostgresPart(settings, _quiet)
+    try:
+        assert part.start() is True
+        assert part.hba_file.read_text().startswith(HBA_MARKER)
+        assert not list(part.pgdata.parent.glob(".initdb-pw-*"))  # the password file is gone
+        with pytest.raises(psycopg.OperationalError, match="no password supplied"):
+            _pg(settings, None)
+        assert part.require_password() is False
+    finally:
+        part.stop()
+
+
 # --- Redis -----------------------------------------------------------------------------------
 def _redis(stack: Settings, **auth: str) -> redis.Redis:
     return redis.Redis(host="127.0.0.1", port=stack.redis_port, socket_timeout=5, **auth)

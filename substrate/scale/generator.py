@@ -413,7 +413,8 @@ def landmarks(org: Org, chains: list[list[str]]) -> dict[str, Any]:
     owned = next(e.dst for e in edges if e.type == "OWNS" and e.src.startswith("dev:"))
     return {
         "hub": hub, "hub_fan_in": fan_in[hub], "owned_service": owned, "why_service": why,
-        "adr_chain": longest, "incident": incident.src, "incident_service": incident.dst,
+        "adr_chain": longest, "adr_topic": nodes[longest[-1]].props["name"].split(": ", 1)[1],
+        "incident": incident.src, "incident_service": incident.dst,
         "incident_date": nodes[incident.src].props["date"], "pr": linked.src,
         "pr_item": linked.dst, "epic": epic, "epic_key": nodes[epic].props["name"],
     }

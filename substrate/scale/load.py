@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from substrate.connectors.jsonl_ingest import ingest_jsonl
@@ -26,6 +26,8 @@ class LoadResult:
     nodes: int
     snapshots: int
     seconds: float
+    # after each commit: (edges loaded so far, seconds since the start)
+    marks: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def edges_per_s(self) -> float:
@@ -51,15 +53,31 @@ def load_org(writer: GraphWriter, org: Org, directory: Path, tenant: str,
     paths = write_epochs(org, directory)
     edges = nodes = snapshots = 0
     started = time.perf_counter()
+    marks: list[tuple[int, float]] = []
+    times: list[float] = []
     for path, epoch in zip(paths, org.epochs, strict=True):
+        times.clear()
         results = ingest_jsonl(writer, path, source="scale", tenant=tenant,
                                batch_size=batch_records, resume=False,
-                               progress=lambda _msg: None, valid_at=epoch.valid_at)
-        for r in results:
+                               progress=lambda _msg: times.append(time.perf_counter()),
+                               valid_at=epoch.valid_at)
+        for r, t in zip(results, times, strict=True):
             edges += r.counts.get("edges_added", 0)
             nodes += r.counts.get("nodes_added", 0)
             snapshots += r.snapshot_version is not None
-    return LoadResult(edges, nodes, snapshots, time.perf_counter() - started)
+            marks.append((edges, t - started))
+    return LoadResult(edges, nodes, snapshots, time.perf_counter() - started, marks)
+
+
+def rate_near(marks: list[tuple[int, float]], at_edges: int, window: int = 3) -> float | None:
+    """Edges/s of the ``window`` commits ending at the first mark at or past ``at_edges``."""
+    points = [(0, 0.0), *marks]
+    for i in range(1, len(points)):
+        if points[i][0] >= at_edges:
+            j = max(0, i - window)
+            edges, seconds = points[i][0] - points[j][0], points[i][1] - points[j][1]
+            return edges / seconds if seconds > 0 else None
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

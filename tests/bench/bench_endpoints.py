@@ -83,7 +83,8 @@ def percentiles(samples_ms: list[float]) -> dict[str, float]:
 class CacheGuard:
     """Deletes the cache entry a response names, so the next request computes again."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, prefix: str = ENTRY_PREFIX) -> None:
+        self.prefix = prefix  # one tenant's entries: tenant_prefix(tenant) + "e:"
         self.redis = redis.Redis.from_url(settings.redis_url)
         self.hits = 0
         self.statuses: dict[str, int] = {}
@@ -97,7 +98,7 @@ class CacheGuard:
             self.statuses[status] = self.statuses.get(status, 0) + 1
             self.hits += bool(block.get("hit"))
         key = block.get("key")
-        if isinstance(key, str) and key.startswith(ENTRY_PREFIX):
+        if isinstance(key, str) and key.startswith(self.prefix):
             self.redis.delete(key)
 
 

@@ -26,6 +26,7 @@ from gateway import (
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
 from gateway.limits import LimitsMiddleware
+from gateway.policy import PolicyMiddleware
 from substrate.cache_invalidator import start_cache
 from substrate.retrieval.service import ReadService
 from substrate.services import open_services
@@ -82,6 +83,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await app.state.services.aclose()
 
     # outermost first: authentication (which sets the principal) must come before the limits
-    middleware = [Middleware(LimitsMiddleware, settings=settings)]
+    middleware = [Middleware(LimitsMiddleware, settings=settings),
+                  Middleware(PolicyMiddleware, settings=settings)]
     return Starlette(routes=routes(), middleware=middleware,
                      exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)

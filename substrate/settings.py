@@ -40,6 +40,14 @@ ENV_DEFAULTS: dict[str, str] = {
     "NATS_URL": "nats://127.0.0.1:4222",
     "GATEWAY_HOST": "127.0.0.1",
     "GATEWAY_PORT": "8080",
+    "ALLOWED_HOSTS": "",  # Host header allow-list (comma-separated); empty: loopback names
+    "ALLOWED_ORIGINS": "",  # WebSocket Origin allow-list; empty: the gateway's own origins
+    "OIDC_JWKS_URL": "",  # bearer JWTs: signing keys from this JWKS URL ...
+    "OIDC_JWKS_FILE": "",  # ... or this JWKS file; both empty: JWTs are not accepted
+    "OIDC_ISSUER": "",
+    "OIDC_AUDIENCE": "substrate",
+    "OIDC_CLAIMS": "tenants=tenants,clearance=clearance,roles=roles,jurisdictions=jurisdictions",
+    "UPSTREAM_IDENTITY_SECRET": "",  # HS256 key of a trusted upstream's X-Substrate-Identity
     "EMBEDDING_URL": "",  # OpenAI-compatible /v1/embeddings base URL; empty: local MiniLM
     "EMBEDDING_MODEL": "all-MiniLM-L6-v2",
     "EMBEDDING_DIM": "384",
@@ -55,6 +63,9 @@ ENV_DEFAULTS: dict[str, str] = {
     "RATE_LIMIT_PER_MINUTE": "1200",  # per principal (or client address), GCRA in Redis
     "RATE_LIMIT_BURST": "200",
     "MAX_CONCURRENT_PER_PRINCIPAL": "16",  # requests in flight per principal, per replica
+    "PII_REDACTION": "on",  # on|off: PII and secrets redacted from contexts and responses
+    "OPA_URL": "",  # Open Policy Agent base URL; empty: the built-in policy rules
+    "OPA_TIMEOUT_SECONDS": "2",  # an OPA that does not answer in time denies (503)
 }
 
 REDIS_USER = "substrate"  # the ACL user of the local Redis (its default user is off)
@@ -84,6 +95,10 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
+def _csv(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.split(",") if x.strip())
+
+
 def _get(env: Mapping[str, str], name: str) -> str:
     return env.get(name, ENV_DEFAULTS[name]) or ENV_DEFAULTS[name]
 
@@ -104,6 +119,14 @@ class Settings:
     nats_url_env: str
     gateway_host: str
     gateway_port: int
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+    oidc_jwks_url: str
+    oidc_jwks_file: str
+    oidc_issuer: str
+    oidc_audience: str
+    oidc_claims: dict[str, str]
+    upstream_identity_secret: str
     embedding_url: str
     embedding_model: str
     embedding_dim: int
@@ -119,6 +142,9 @@ class Settings:
     rate_limit_per_minute: int
     rate_limit_burst: int
     max_concurrent_per_principal: int
+    pii_redaction: bool
+    opa_url: str
+    opa_timeout_seconds: float
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -139,6 +165,14 @@ class Settings:
             nats_url_env=_get(e, "NATS_URL"),
             gateway_host=_get(e, "GATEWAY_HOST"),
             gateway_port=int(_get(e, "GATEWAY_PORT")),
+            allowed_hosts=_csv(e.get("ALLOWED_HOSTS", "")),
+            allowed_origins=_csv(e.get("ALLOWED_ORIGINS", "")),
+            oidc_jwks_url=e.get("OIDC_JWKS_URL", ""),
+            oidc_jwks_file=e.get("OIDC_JWKS_FILE", ""),
+            oidc_issuer=e.get("OIDC_ISSUER", ""),
+            oidc_audience=_get(e, "OIDC_AUDIENCE"),
+            oidc_claims=dict(pair.split("=", 1) for pair in _csv(_get(e, "OIDC_CLAIMS"))),
+            upstream_identity_secret=e.get("UPSTREAM_IDENTITY_SECRET", ""),
             embedding_url=e.get("EMBEDDING_URL", ""),
             embedding_model=_get(e, "EMBEDDING_MODEL"),
             embedding_dim=int(_get(e, "EMBEDDING_DIM")),
@@ -154,6 +188,9 @@ class Settings:
             rate_limit_per_minute=int(_get(e, "RATE_LIMIT_PER_MINUTE")),
             rate_limit_burst=int(_get(e, "RATE_LIMIT_BURST")),
             max_concurrent_per_principal=int(_get(e, "MAX_CONCURRENT_PER_PRINCIPAL")),
+            pii_redaction=_get(e, "PII_REDACTION").lower() not in ("off", "0", "false", "no"),
+            opa_url=e.get("OPA_URL", "").rstrip("/"),
+            opa_timeout_seconds=float(_get(e, "OPA_TIMEOUT_SECONDS")),
             env=e,
         )
 
@@ -176,6 +213,18 @@ class Settings:
 
     def data_dir(self, part: str) -> Path:
         return self.home / "data" / part
+
+    # --- access ------------------------------------------------------------------------
+    @property
+    def host_allow_list(self) -> tuple[str, ...]:
+        """Host names the gateway answers to (DNS rebinding defence)."""
+        return self.allowed_hosts or ("127.0.0.1", "localhost", "::1", self.gateway_host)
+
+    @property
+    def origin_allow_list(self) -> tuple[str, ...]:
+        """Browser origins a WebSocket may come from."""
+        return self.allowed_origins or tuple(
+            f"http://{h}:{self.gateway_port}" for h in ("127.0.0.1", "localhost", "[::1]"))
 
     # --- derived connection facts -------------------------------------------------------
     @property

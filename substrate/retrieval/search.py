@@ -31,6 +31,7 @@ from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.registry import STRATEGIES, plan_for
 from substrate.retrieval.rerank import HttpReranker, LocalReranker
 from substrate.retrieval.router import classify
+from substrate.security.pii import redact
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 STRATEGY_TIMEOUT = 20.0
@@ -123,8 +124,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     text, citations = answers.compose(str(route.intent), results, fused)
     if chat is not None:
         try:
-            text = await answers.generate(chat[0], chat[1], query,
-                                          "\n".join(i.text for i in context.items), citations)
+            evidence = redact("\n".join(i.text for i in context.items))[0]  # PII stays out
+            text = await answers.generate(chat[0], chat[1], query, evidence, citations)
         except Exception as exc:  # noqa: BLE001 - the composed answer stands
             failed["explain"] = repr(exc)[:300]
     await emit("answer", {"answer": text, "citations": citations})

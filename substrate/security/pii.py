@@ -1,0 +1,214 @@
+"""PII and secret redaction of text before it enters a context or a response.
+
+Kinds (the names a response lists under ``policy.redacted``):
+
+- ``email`` — addresses (``local@domain.tld``);
+- ``phone`` — numbers that Google's libphonenumber (``phonenumbers``) parses as *valid*,
+  international (``+44 20 7946 0958``) or national in :data:`PHONE_REGION`;
+- ``ssn`` (US social security), ``nino`` (UK national insurance), ``iban`` — national ids,
+  validated: SSN area/group/serial rules and IBAN mod-97 by ``python-stdnum``, the NINO
+  prefix rules of HMRC (no D, F, I, Q, U, V; no O second; not BG, GB, KN, NK, NT, TN, ZZ);
+- ``card`` — payment card numbers of 13..19 digits (spaces or dashes allowed) that pass the
+  Luhn check;
+- ``private_key`` (a PEM ``-----BEGIN ... PRIVATE KEY-----`` block), ``jwt`` (three base64url
+  segments, the first a JSON header), ``aws_key``, ``api_key`` (vendor tokens recognised by
+  Yelp's ``detect-secrets`` plugins: GitHub, GitLab, Slack, Stripe, OpenAI, PyPI, npm,
+  SendGrid, Twilio, ...), ``password`` (the value of ``password=``/``secret:``/``token=``
+  style assignments) and ``token`` (an unbroken run of >= 32 characters mixing upper case,
+  lower case and digits with a Shannon entropy of at least 4 bits per character; hex digests
+  and ids are not tokens).
+
+Everything here is pure: :func:`find` lists the spans, :func:`redact` replaces them with
+``[REDACTED:<kind>]`` and counts them, :class:`Redactor` walks JSON-like values.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import phonenumbers
+from stdnum import iban, luhn
+from stdnum.us import ssn
+
+KINDS = ("email", "phone", "ssn", "nino", "iban", "card", "private_key", "jwt", "aws_key",
+         "api_key", "password", "token")
+PHONE_REGION = "US"  # numbers written without a country code are read as this region's
+PLACEHOLDER = "[REDACTED:{kind}]"
+MIN_LENGTH = 6  # shorter strings cannot hold any kind
+
+_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+                    r"\.[A-Za-z]{2,24}\b")
+_SSN = re.compile(r"(?<![\d-])\d{3}[- ]\d{2}[- ]\d{4}(?![\d-])")
+_NINO = re.compile(r"\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b")
+_NINO_BAD_PREFIXES = frozenset({"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"})
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+    r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL)
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
+_ASSIGNMENT = re.compile(
+    r"(?i)\b(?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|"
+    r"access[_-]?key|secret[_-]?key|auth[_-]?token|access[_-]?token|token)"
+    r"[\"']?\s*(?:=|:|=>)\s*[\"']?(?P<value>[^\s\"',;]{4,})")
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_=-]{32,}(?![A-Za-z0-9+/_=-])")
+_DIGITS = re.compile(r"\d")
+TOKEN_ENTROPY = 4.0
+# detect-secrets plugins used (regex-based, cheap); the others are either not secrets (IPs),
+# found here on their whole span (JWT, private keys, keyword assignments, high-entropy
+# strings: their plugins match a prefix or quoted strings only) or slow vendor patterns
+_PLUGINS = ("AWS Access Key", "Azure Storage Account access key", "Basic Auth Credentials",
+            "GitHub Token", "GitLab Token", "Mailchimp Access Key", "NPM tokens", "OpenAI Token",
+            "PyPI Token", "SendGrid API Key", "Slack Token", "Square OAuth Secret",
+            "Stripe Access Key", "Twilio API Key")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    start: int
+    end: int
+    kind: str
+
+
+@functools.lru_cache(maxsize=1)
+def _vendor_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(kind, regex) from the chosen detect-secrets plugins (imported once)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    plugins: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    out: list[tuple[str, re.Pattern[str]]] = []
+    for name in _PLUGINS:
+        plugin = plugins[name]
+        assert issubclass(plugin, RegexBasedDetector), name
+        kind = ("aws_key" if name.startswith("AWS")
+                else "password" if name.startswith("Basic Auth") else "api_key")
+        patterns: Iterable[re.Pattern[str]] = plugin.denylist  # a class attribute
+        out += [(kind, pattern) for pattern in patterns]
+    return tuple(out)
+
+
+def entropy(text: str) -> float:
+    counts = Counter(text)
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _is_token(text: str) -> bool:
+    return (any(c.isupper() for c in text) and any(c.islower() for c in text)
+            and any(c.isdigit() for c in text) and entropy(text) >= TOKEN_ENTROPY)
+
+
+def _digits(text: str) -> str:
+    return "".join(c for c in text if c.isdigit())
+
+
+def _numbers(text: str) -> Iterable[Finding]:
+    for m in _SSN.finditer(text):
+        if ssn.is_valid(_digits(m.group())):
+            yield Finding(*m.span(), "ssn")
+    for m in _NINO.finditer(text):
+        if m.group()[:2] not in _NINO_BAD_PREFIXES:
+            yield Finding(*m.span(), "nino")
+    for m in _IBAN.finditer(text):
+        if iban.is_valid(m.group()):
+            yield Finding(*m.span(), "iban")
+    for m in _CARD.finditer(text):
+        digits = _digits(m.group())
+        if 13 <= len(digits) <= 19 and luhn.is_valid(digits):
+            yield Finding(*m.span(), "card")
+
+
+def _phones(text: str) -> Iterable[Finding]:
+    if len(_DIGITS.findall(text)) < 7:
+        return
+    matcher = phonenumbers.PhoneNumberMatcher(text, PHONE_REGION,
+                                              leniency=phonenumbers.Leniency.VALID)
+    for match in matcher:
+        yield Finding(match.start, match.end, "phone")
+
+
+def _secrets(text: str) -> Iterable[Finding]:
+    for m in _PRIVATE_KEY.finditer(text):
+        yield Finding(*m.span(), "private_key")
+    for m in _JWT.finditer(text):
+        yield Finding(*m.span(), "jwt")
+    for m in _ASSIGNMENT.finditer(text):
+        yield Finding(*m.span("value"), "password")
+    for kind, pattern in _vendor_patterns():
+        for m in pattern.finditer(text):
+            yield Finding(*m.span(), kind)
+    for m in _TOKEN.finditer(text):
+        if _is_token(m.group()):
+            yield Finding(*m.span(), "token")
+
+
+_PRIORITY = {kind: i for i, kind in enumerate(
+    ("private_key", "jwt", "aws_key", "api_key", "password", "email", "iban", "card", "ssn",
+     "nino", "phone", "token"))}
+
+
+def find(text: str, kinds: Iterable[str] = KINDS) -> list[Finding]:
+    """Non-overlapping findings of ``kinds`` in ``text``, in text order. Where two overlap,
+    the longer wins (then the more specific kind)."""
+    if len(text) < MIN_LENGTH:
+        return []
+    wanted = frozenset(kinds)
+    found = [f for f in (*_secrets(text), *_numbers(text), *_phones(text),
+                         *(Finding(*m.span(), "email") for m in _EMAIL.finditer(text)))
+             if f.kind in wanted and f.end > f.start]
+    found.sort(key=lambda f: (-(f.end - f.start), _PRIORITY[f.kind], f.start))
+    kept: list[Finding] = []
+    for f in found:
+        if all(f.end <= k.start or f.start >= k.end for k in kept):
+            kept.append(f)
+    return sorted(kept)
+
+
+def redact(text: str, kinds: Iterable[str] = KINDS) -> tuple[str, Counter[str]]:
+    """``text`` with every finding replaced by ``[REDACTED:<kind>]``, and the counts."""
+    findings = find(text, kinds)
+    if not findings:
+        return text, Counter()
+    parts, last = [], 0
+    for f in findings:
+        parts += [text[last:f.start], PLACEHOLDER.format(kind=f.kind)]
+        last = f.end
+    parts.append(text[last:])
+    return "".join(parts), Counter(f.kind for f in findings)
+
+
+# keys whose values are structural (hashes, cache keys, the policy block itself), not text
+NOT_TEXT_KEYS = frozenset({"bundle_hash", "cache", "policy", "request_id"})
+
+
+@dataclass
+class Redactor:
+    """Redacts every string of a JSON-like value (dict keys are left alone) and keeps the
+    counts per kind across calls."""
+
+    kinds: frozenset[str] = frozenset(KINDS)
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def text(self, value: str) -> str:
+        out, counts = redact(value, self.kinds)
+        self.counts.update(counts)
+        return out
+
+    def walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: v if k in NOT_TEXT_KEYS else self.walk(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.walk(v) for v in value]
+        return value
+
+    def summary(self) -> dict[str, int]:
+        return dict(sorted(self.counts.items()))

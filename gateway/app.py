@@ -14,6 +14,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.schemas import SchemaGenerator
 
 from gateway import (
+    routes_admin,
     routes_cache,
     routes_counterfactual,
     routes_cypher,
@@ -23,6 +24,7 @@ from gateway import (
     routes_time,
     routes_timeline,
 )
+from gateway.authn import AuthMiddleware
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
 from gateway.limits import LimitsMiddleware
@@ -60,6 +62,7 @@ def routes() -> list[BaseRoute]:
         Route("/queue/{item_id}/approve", routes_queue.approve, methods=["POST"]),
         Route("/queue/{item_id}/reject", routes_queue.reject, methods=["POST"]),
         Route("/cache/stats", routes_cache.cache_stats, methods=["GET"]),
+        Route("/admin/audit", routes_admin.audit_log, methods=["GET"]),
         WebSocketRoute("/stream", routes_search.stream),
         Route("/openapi.json", openapi, methods=["GET"], include_in_schema=False),
     ]
@@ -83,7 +86,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await app.state.services.aclose()
 
     # outermost first: authentication (which sets the principal) must come before the limits
-    middleware = [Middleware(LimitsMiddleware, settings=settings),
+    middleware = [Middleware(AuthMiddleware, settings=settings),
+                  Middleware(LimitsMiddleware, settings=settings),
                   Middleware(PolicyMiddleware, settings=settings)]
     return Starlette(routes=routes(), middleware=middleware,
                      exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)

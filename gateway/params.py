@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 
-from substrate.errors import BadRequest
+from substrate.errors import BadRequest, Forbidden
 from substrate.retrieval.scope import ReadScope
 from substrate.retrieval.service import ReadService
+from substrate.security.principal import Principal
 
 N = TypeVar("N", int, float)
 
@@ -49,13 +50,40 @@ def bool_param(request: Request, name: str, default: bool = False) -> bool:
     raise BadRequest(f"{name} must be true or false", {name: raw})
 
 
-async def scope_from(request: Request, body: dict[str, Any] | None = None) -> ReadScope:
-    """Tenant and clearance from headers; snapshot pin from the body or query string."""
+def principal(conn: HTTPConnection) -> Principal:
+    """The authenticated caller (set by gateway.authn.AuthMiddleware)."""
+    found = getattr(conn.state, "principal", None)
+    if not isinstance(found, Principal):
+        raise Forbidden("no authenticated principal for this request")
+    return found
+
+
+def tenant_and_clearance(conn: HTTPConnection) -> tuple[str, str]:
+    """The tenant and clearance of a request: the grant's, narrowed by ``X-Tenant`` /
+    ``X-Clearance`` (which can never widen it: 403)."""
+    who = principal(conn)
+    requested = conn.headers.get("x-tenant")
+    if requested is not None and not requested.strip():
+        raise BadRequest("X-Tenant is empty: name a tenant or leave the header out")
+    svc: ReadService = conn.app.state.read
+    tenant = who.tenant_for(requested.strip() if requested else None, svc.settings.tenant)
+    return tenant, who.clearance_for(conn.headers.get("x-clearance"))
+
+
+async def scope_from(request: HTTPConnection, body: dict[str, Any] | None = None
+                     ) -> ReadScope:
+    """Tenant and clearance from the principal (narrowed by headers); snapshot pin from the
+    body or query string."""
     body = body or {}
     version: Any = body.get("snapshot_version")
     if version is None and "snapshot_version" in request.query_params:
-        version = int_param(request, "snapshot_version", 0)
+        raw = request.query_params["snapshot_version"]
+        try:
+            version = int(raw)
+        except ValueError as exc:
+            raise BadRequest("snapshot_version must be an integer",
+                             {"snapshot_version": raw}) from exc
     at = body.get("at", request.query_params.get("at"))
-    return await service(request).scope(
-        request.headers.get("x-tenant"), version, at, request.headers.get("x-clearance"),
-    )
+    tenant, clearance = tenant_and_clearance(request)
+    svc: ReadService = request.app.state.read
+    return await svc.scope(tenant, version, at, clearance)

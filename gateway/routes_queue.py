@@ -1,6 +1,7 @@
 """The verification queue over HTTP: GET /queue, POST /queue/{id}/approve|reject.
 
-Tenant from the ``X-Tenant`` header (default: the configured tenant). Approval writes the
+Tenant from the caller's grant (``X-Tenant`` narrows it); approving or rejecting needs the
+``reviewer`` role and is recorded under the authenticated principal. Approval writes the
 item through the write path (a sync driver, NATS publish via ``asyncio.run``), so it runs in
 a worker thread; so do the short PostgreSQL calls.
 """
@@ -15,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from gateway.errors import json_body
-from gateway.params import int_param
+from gateway.params import int_param, principal, tenant_and_clearance
 from substrate.errors import BadRequest
 from substrate.graph import review
 from substrate.graph import verification as vq
@@ -31,8 +32,8 @@ def _services(request: Request) -> Services:
 
 
 def _tenant(request: Request) -> str:
-    tenant = request.headers.get("x-tenant") or _services(request).settings.tenant
-    return tenant.strip()
+    tenant, _clearance = tenant_and_clearance(request)
+    return tenant
 
 
 def _item_id(request: Request) -> int:
@@ -44,11 +45,16 @@ def _item_id(request: Request) -> int:
 
 
 async def _actor(request: Request) -> str:
+    """The authenticated reviewer: decisions are audited under the principal's id, never a
+    name from the body (an optional JSON body may carry a ``comment``)."""
+    who = principal(request)
+    who.require_role("reviewer")
     body = await json_body(request) if await request.body() else {}
-    actor = body.get("actor", "http")
-    if not isinstance(actor, str) or not actor.strip():
-        raise BadRequest("actor must be a non-empty string", {"actor": actor})
-    return actor.strip()
+    unknown = set(body) - {"comment"}
+    if unknown:
+        raise BadRequest("unknown fields (the actor is the authenticated principal)",
+                         {"unknown": sorted(unknown)})
+    return who.id
 
 
 def _list(dsn: str, tenant: str, status: str, limit: int) -> list[dict[str, Any]]:
@@ -88,7 +94,7 @@ async def approve(request: Request) -> JSONResponse:
     """Approve an item: it is written with its evidence as a new snapshot.
     ---
     summary: Approve a verification item
-    description: Optional JSON body with an actor name (default http). Header X-Tenant.
+    description: Role reviewer. Optional JSON body {"comment"}. Header X-Tenant narrows the grant.
     responses:
       200: {description: "id, status approved, snapshot_version"}
       400: {description: "bad id or body, or the item is already decided"}
@@ -104,7 +110,7 @@ async def reject(request: Request) -> JSONResponse:
     """Reject an item: nothing is written to the graph.
     ---
     summary: Reject a verification item
-    description: Optional JSON body with an actor name (default http). Header X-Tenant.
+    description: Role reviewer. Optional JSON body {"comment"}. Header X-Tenant narrows the grant.
     responses:
       200: {description: "id, status rejected"}
       400: {description: "bad id or body, or the item is already decided"}

@@ -10,7 +10,7 @@ from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from gateway.errors import json_body
-from gateway.params import service
+from gateway.params import scope_from, service
 from substrate.errors import BadRequest, SubstrateError
 from substrate.retrieval.bounds import check_query
 from substrate.retrieval.context import SearchOptions
@@ -40,8 +40,7 @@ async def search(request: Request) -> JSONResponse:
     body = await json_body(request)
     query, options = parse_search(body)
     svc = service(request)
-    scope = await svc.scope(request.headers.get("x-tenant"), body.get("snapshot_version"),
-                            body.get("at"), request.headers.get("x-clearance"))
+    scope = await scope_from(request, body)
     return JSONResponse(await svc.search(query, scope, options))
 
 
@@ -60,9 +59,7 @@ async def stream(websocket: WebSocket) -> None:
                 if not isinstance(body, dict):
                     raise BadRequest("each message must be a JSON object")
                 query, options = parse_search(body)
-                scope = await svc.scope(websocket.headers.get("x-tenant"),
-                                        body.get("snapshot_version"), body.get("at"),
-                                        websocket.headers.get("x-clearance"))
+                scope = await scope_from(websocket, body)
                 result = await svc.search(query, scope, options, emit)
                 await emit("done", {"snapshot_version": result["snapshot_version"],
                                     "timing_ms": result["timing_ms"]})

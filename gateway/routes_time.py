@@ -72,8 +72,7 @@ async def temporal(request: Request) -> JSONResponse:
         scope = await scope_from(request)
         return JSONResponse(await graph_state(svc.settings, svc.reader, scope, flt, page))
     start, end = parse_instant("from", q["from"]), parse_instant("to", q["to"])
-    scope = await svc.scope(request.headers.get("x-tenant"), None, None,
-                            request.headers.get("x-clearance"))
+    scope = await scope_from(request, {"snapshot_version": None, "at": None})
     body = await graph_diff(svc.settings, svc.reader, scope, svc.services.ontology, start, end,
                             flt, page)
     return JSONResponse(body)

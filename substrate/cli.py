@@ -85,6 +85,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from substrate.cli_data import add_data_commands
+    from substrate.cli_keys import add_key_commands
 
     parser = argparse.ArgumentParser(prog="substrate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         handler=cmd_serve
     )
     add_data_commands(sub)
+    add_key_commands(sub)
     return parser
 
 

@@ -59,6 +59,8 @@ ENV_DEFAULTS: dict[str, str] = {
     "CACHE_TTL_SECONDS": "900",
     "CYPHER_ROW_LIMIT": "1000",
     "CYPHER_TIMEOUT_SECONDS": "10",
+    "CYPHER_MAX_BYTES": "4194304",
+    "NEO4J_TX_MEMORY": "256m",
     "MAX_BODY_BYTES": "65536",  # request bodies, counted while they stream in (413 beyond)
     "RATE_LIMIT_PER_MINUTE": "1200",  # per principal (or client address), GCRA in Redis
     "RATE_LIMIT_BURST": "200",
@@ -138,6 +140,8 @@ class Settings:
     cache_ttl_seconds: int
     cypher_row_limit: int
     cypher_timeout_seconds: float
+    cypher_max_bytes: int
+    neo4j_tx_memory: str
     max_body_bytes: int
     rate_limit_per_minute: int
     rate_limit_burst: int
@@ -184,6 +188,8 @@ class Settings:
             cache_ttl_seconds=int(_get(e, "CACHE_TTL_SECONDS")),
             cypher_row_limit=int(_get(e, "CYPHER_ROW_LIMIT")),
             cypher_timeout_seconds=float(_get(e, "CYPHER_TIMEOUT_SECONDS")),
+            cypher_max_bytes=int(_get(e, "CYPHER_MAX_BYTES")),
+            neo4j_tx_memory=_get(e, "NEO4J_TX_MEMORY"),
             max_body_bytes=int(_get(e, "MAX_BODY_BYTES")),
             rate_limit_per_minute=int(_get(e, "RATE_LIMIT_PER_MINUTE")),
             rate_limit_burst=int(_get(e, "RATE_LIMIT_BURST")),

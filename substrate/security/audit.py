@@ -47,3 +47,26 @@ async def record(pool: AsyncConnectionPool[Any], *decisions: PolicyDecision) -> 
         return
     async with pool.connection() as conn, conn.cursor() as cur:
         await cur.executemany(_INSERT, [d.row() for d in decisions])
+
+
+QUERY_SQL = (
+    "SELECT id, at, principal, request_id, tenant_id, action, decision, reason, detail "
+    "FROM policy_audit WHERE (%(principal)s::text IS NULL OR principal = %(principal)s) "
+    "AND (%(request_id)s::text IS NULL OR request_id = %(request_id)s) "
+    "AND (%(decision)s::text IS NULL OR decision = %(decision)s) "
+    "AND (%(before)s::bigint IS NULL OR id < %(before)s) "
+    "ORDER BY id DESC LIMIT %(limit)s"
+)
+
+
+async def query(pool: AsyncConnectionPool[Any], *, principal: str | None = None,
+                request_id: str | None = None, decision: str | None = None,
+                before: int | None = None, limit: int = 100) -> list[dict[str, Any]]:
+    """Newest first; ``before`` (an id) pages backwards."""
+    params = {"principal": principal, "request_id": request_id, "decision": decision,
+              "before": before, "limit": limit}
+    async with pool.connection() as conn:
+        rows = await (await conn.execute(QUERY_SQL, params)).fetchall()
+    return [{"id": r[0], "at": r[1].isoformat(), "principal": r[2], "request_id": r[3],
+             "tenant": r[4], "action": r[5], "decision": r[6], "reason": r[7],
+             "detail": r[8]} for r in rows]

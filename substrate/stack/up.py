@@ -56,6 +56,9 @@ def up(settings: Settings, demo: bool = True, gateway: bool = True,
     started = start_data_parts(settings, progress)
     migrations = migrate_all(settings, progress)
     install_procedures(settings, progress)
+    from substrate.cli_keys import ensure_admin_key
+
+    key_file, created = ensure_admin_key(settings)
     snapshots: list[int] = []
     if demo:
         from substrate.demo.load import load_demo
@@ -73,4 +76,7 @@ def up(settings: Settings, demo: bool = True, gateway: bool = True,
         progress(f"substrate is up ({report['seconds']}s): {report}")
     progress(f"gateway: http://{settings.gateway_host}:{settings.gateway_port}  "
              f"neo4j browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/")
+    progress(f"admin API key{' (new)' if created else ''}: {key_file} (mode 0600). Try:\n"
+             f"  curl -s -H \"Authorization: Bearer $(cat {key_file})\" "
+             f"http://{settings.gateway_host}:{settings.gateway_port}/dependencies/checkout")
     return report

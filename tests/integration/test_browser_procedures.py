@@ -15,13 +15,14 @@ from neo4j import Driver
 from substrate import browser
 from substrate.cypher import CypherLibrary
 from substrate.settings import Settings
+from tests.support.gateway_client import gateway
 
 CLEARANCE = ["public", "internal"]
 
 
 @pytest.fixture(scope="module")
 def api(stack: Settings) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60) as c:
+    with gateway(stack) as c:
         yield c
 
 

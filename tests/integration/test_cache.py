@@ -32,6 +32,7 @@ from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
 from substrate.retrieval.scope import ReadScope, resolve_scope
 from substrate.settings import Settings
+from tests.support.gateway_client import gateway as stack_gateway
 from tests.support.graphstate import drop_tenant_graph, new_tenant
 from tests.support.local_procs import PrivateNats, free_port, gateway
 
@@ -138,8 +139,7 @@ def rds(stack: Settings) -> Iterator[redis.Redis]:
 
 @pytest.fixture(scope="module")
 def client(stack: Settings, tenant: tuple[str, int]) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://{stack.gateway_host}:{stack.gateway_port}",
-                      headers={"X-Tenant": tenant[0]}, timeout=60) as c:
+    with stack_gateway(stack, headers={"X-Tenant": tenant[0]}) as c:
         yield c
 
 

@@ -15,6 +15,7 @@ from substrate.db import neo4j_driver
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
+from tests.support.gateway_client import gateway
 
 pytestmark = pytest.mark.integration
 
@@ -42,7 +43,7 @@ def tenant(stack: Settings) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def api(stack: Settings) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60) as c:
+    with gateway(stack) as c:
         yield c
 
 

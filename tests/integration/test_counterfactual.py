@@ -15,14 +15,14 @@ import httpx
 import pytest
 
 from substrate.settings import Settings
+from tests.support.gateway_client import gateway
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def api(stack: Settings) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60,
-                      headers={"X-Tenant": "acme"}) as c:
+    with gateway(stack, headers={"X-Tenant": "acme"}) as c:
         yield c
 
 

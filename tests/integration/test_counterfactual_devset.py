@@ -25,6 +25,7 @@ import pytest
 
 from substrate.db import neo4j_driver
 from substrate.settings import PROJECT_ROOT, Settings
+from tests.support.gateway_client import gateway
 
 pytestmark = pytest.mark.integration
 
@@ -56,8 +57,7 @@ def tenant(stack: Settings, repo: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def api(stack: Settings, tenant: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60,
-                      headers={"X-Tenant": tenant}) as c:
+    with gateway(stack, headers={"X-Tenant": tenant}) as c:
         yield c
 
 

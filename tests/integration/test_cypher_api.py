@@ -8,11 +8,12 @@ import httpx
 import pytest
 
 from substrate.settings import Settings
+from tests.support.gateway_client import gateway
 
 
 @pytest.fixture(scope="module")
 def api(stack: Settings) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60) as c:
+    with gateway(stack) as c:
         yield c
 
 

@@ -33,6 +33,7 @@ from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.graph import review, snapshots
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
+from tests.support.gateway_client import auth
 from tests.support.graphstate import (
     assert_change_log_matches_graph,
     drop_tenant_graph,
@@ -355,7 +356,7 @@ def test_who_owned_checkout_on_a_date_over_http(stack: Settings, replay: Replay)
     url = f"http://{stack.gateway_host}:{stack.gateway_port}/ownership/checkout"
 
     def primary(at: str) -> tuple[int, list[str]]:
-        body = httpx.get(url, params={"at": at}, headers={"X-Tenant": replay.tenant},
+        body = httpx.get(url, params={"at": at}, headers=auth(stack, **{"X-Tenant": replay.tenant}),
                          timeout=60).json()
         owners = [o["ceid"] for o in body["owners"] if any(c["primary"] for c in o["claims"])]
         return body["snapshot_version"], owners

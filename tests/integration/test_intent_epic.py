@@ -14,6 +14,7 @@ import pytest
 from substrate.demo.load import ORG_JSONL
 from substrate.retrieval.intent import ADVISORY
 from substrate.settings import Settings
+from tests.support.gateway_client import gateway
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +25,7 @@ SPEC_ADVISORY = ("The code changes in this PR appear semantically distant from t
 
 @pytest.fixture(scope="module")
 def api(stack: Settings) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60) as c:
+    with gateway(stack) as c:
         yield c
 
 

@@ -15,6 +15,7 @@ from substrate.retrieval.context import SearchOptions
 from substrate.retrieval.service import ReadService
 from substrate.services import open_services
 from substrate.settings import Settings
+from tests.support.gateway_client import auth
 from tests.support.openai_stub_server import OpenAIStubServer
 
 
@@ -22,7 +23,7 @@ def test_stream_sends_every_stage_in_order(stack: Settings) -> None:
     async def run() -> list[dict[str, Any]]:
         url = f"ws://127.0.0.1:{stack.gateway_port}/stream"
         messages = []
-        async with websockets.connect(url) as ws:
+        async with websockets.connect(url, additional_headers=auth(stack)) as ws:
             await ws.send(json.dumps({"query": "What does checkout depend on?"}))
             while True:
                 msg = json.loads(await asyncio.wait_for(ws.recv(), 60))

@@ -29,6 +29,7 @@ from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.graph.records import GraphBatch
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
+from tests.support.gateway_client import gateway
 
 pytestmark = pytest.mark.integration
 
@@ -130,7 +131,7 @@ def replayed(stack: Settings, tmp_path_factory: pytest.TempPathFactory
 
 @pytest.fixture(scope="module")
 def api(stack: Settings) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60) as c:
+    with gateway(stack) as c:
         yield c
 
 

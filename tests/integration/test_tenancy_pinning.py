@@ -18,6 +18,7 @@ from substrate.retrieval.registry import STRATEGIES
 from substrate.retrieval.service import ReadService
 from substrate.services import open_services
 from substrate.settings import Settings
+from tests.support.gateway_client import gateway
 
 
 def service(name: str) -> NodeRecord:
@@ -43,7 +44,7 @@ def tenant_b(stack: Settings) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def api(stack: Settings) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60) as c:
+    with gateway(stack) as c:
         yield c
 
 

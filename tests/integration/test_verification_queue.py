@@ -20,6 +20,7 @@ from neo4j import Driver
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
 from substrate.settings import PROJECT_ROOT, Settings
+from tests.support.gateway_client import admin_key, gateway
 from tests.support.graphstate import (
     assert_change_log_matches_graph,
     drop_tenant_graph,
@@ -64,8 +65,7 @@ def writer(stack: Settings, driver: Driver) -> GraphWriter:
 
 @pytest.fixture(scope="module")
 def api(stack: Settings, tenant: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://{stack.gateway_host}:{stack.gateway_port}",
-                      headers={"X-Tenant": tenant}, timeout=120) as client:
+    with gateway(stack, headers={"X-Tenant": tenant}, timeout=120) as client:
         yield client
 
 
@@ -178,25 +178,29 @@ def test_http_lists_approves_and_rejects(
     assert {i["id"] for i in listed.json()["items"]} == {i["id"] for i in items.values()}
     assert len(api.get("/queue", params={"limit": 1}).json()["items"]) == 1
 
-    early = api.post(f"/queue/{edge['id']}/approve")  # its endpoint is not in the graph yet
+    # its endpoint is not in the graph yet
+    early = api.post(f"/queue/{edge['id']}/approve", json={})
     assert early.status_code == 422 and early.json()["error"]["code"] == "validation_failed"
     assert edge["id"] in {i["id"] for i in api.get("/queue").json()["items"]}
 
-    first = api.post(f"/queue/{node['id']}/approve", json={"actor": "carol"})
+    first = api.post(f"/queue/{node['id']}/approve", json={"comment": "seen in traces"})
     assert first.status_code == 200, first.text
     ledger = node_state(driver, tenant, "service:ledger")
     assert ledger is not None and ledger["valid_from_v"] == first.json()["snapshot_version"]
-    second = api.post(f"/queue/{edge['id']}/approve")  # no body: actor "http"
+    second = api.post(f"/queue/{edge['id']}/approve", json={})
     assert second.status_code == 200, second.text
     written = live_edge(driver, tenant, key("orders", "ledger", APPROVED))
     assert written is not None and written["evidence_ref"] == "trace:orders-ledger/span-7"
 
     other = items["service:stock-[CALLS]->service:web"]["id"]
-    assert api.post(f"/queue/{other}/reject", json={"actor": "dave"}).status_code == 200
+    assert api.post(f"/queue/{other}/reject", json={}).status_code == 200
     assert live_edge(driver, tenant, key("stock", "web", APPROVED)) is None
     approved = {i["id"]: i["decided_by"]
                 for i in api.get("/queue", params={"status": "approved"}).json()["items"]}
-    assert approved[node["id"]] == "carol" and approved[edge["id"]] == "http"
+    # decisions are recorded under the authenticated principal (the admin key), whatever
+    # the body says
+    reviewer = f"key:{admin_key(Settings.from_env()).split('_')[1]}"
+    assert approved[node["id"]] == reviewer and approved[edge["id"]] == reviewer
 
 
 def test_http_errors_have_the_standard_body(
@@ -209,19 +213,22 @@ def test_http_errors_have_the_standard_body(
         (api.get("/queue", params={"status": "maybe"}), 400),
         (api.get("/queue", params={"limit": 0}), 400),
         (api.get("/queue", params={"limit": "ten"}), 400),
-        (api.post("/queue/999999999/approve"), 404),
-        (api.post("/queue/999999999/reject"), 404),
-        (api.post("/queue/abc/approve"), 400),
-        (api.post(f"/queue/{decided[0]}/reject"), 400),
-        (api.post(f"/queue/{decided[0]}/approve"), 400),
-        (api.post("/queue/1/reject", content=b"[1]"), 400),
-        (api.post("/queue/1/reject", json={"actor": ""}), 400),
+        (api.post("/queue/999999999/approve", json={}), 404),
+        (api.post("/queue/999999999/reject", json={}), 404),
+        (api.post("/queue/abc/approve", json={}), 400),
+        (api.post(f"/queue/{decided[0]}/reject", json={}), 400),
+        (api.post(f"/queue/{decided[0]}/approve", json={}), 400),
+        (api.post("/queue/1/reject", content=b"[1]",
+                  headers={"Content-Type": "application/json"}), 400),
+        (api.post("/queue/1/reject", json={"actor": "mallory"}), 400),
+        (api.post("/queue/1/reject", data={"comment": "x"}), 415),
+        (api.post("/queue/1/reject"), 415),
     ]
     for response, status in cases:
         assert response.status_code == status, response.text
         body = response.json()
         assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "detail"}
-    other = api.post(f"/queue/{decided[0]}/approve", headers={"X-Tenant": "t-nobody"})
+    other = api.post(f"/queue/{decided[0]}/approve", json={}, headers={"X-Tenant": "t-nobody"})
     assert other.status_code == 404  # another tenant's item is not visible
 
 

@@ -20,6 +20,7 @@ from substrate.errors import ValidationFailed
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import MAXV, GraphWriter
 from substrate.settings import Settings
+from tests.support.gateway_client import auth
 from tests.support.graphstate import (
     assert_change_log_matches_graph,
     create_consumer,
@@ -319,7 +320,7 @@ def test_contradicting_primary_owners_are_both_kept_and_marked(
     assert edges[0] and edges[0]["conflict_with"] == [keys[1]]
     assert edges[1] and edges[1]["conflict_with"] == [keys[0]]
     body = httpx.get(f"http://{stack.gateway_host}:{stack.gateway_port}/ownership/billing",
-                     headers={"X-Tenant": tenant}, timeout=60).json()
+                     headers=auth(stack, **{"X-Tenant": tenant}), timeout=60).json()
     conflicts = {(c["from"], c["evidence_ref"], c["source"]) for c in body["conflicts"]}
     assert conflicts == {("team:payments", "CODEOWNERS#L4@abc1234", "git:shop"),
                          ("team:finance", "hr:export/2026-11#row12", "hr")}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from substrate.settings import PROJECT_ROOT
+from substrate.settings import PROJECT_ROOT, Settings
 
 
 def free_port() -> int:
@@ -54,8 +54,10 @@ def gateway(log_dir: Path, tenant: str, **env: str) -> Iterator[httpx.Client]:
              "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
             env=environ, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
         )
-        client = httpx.Client(base_url=f"http://127.0.0.1:{port}",
-                              headers={"X-Tenant": tenant}, timeout=60)
+        settings = Settings.from_env(environ)
+        key = (settings.secrets_dir / "admin_api_key").read_text().strip()
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60,
+                              headers={"X-Tenant": tenant, "Authorization": f"Bearer {key}"})
         try:
             _wait_healthy(client, proc, log_path)
             yield client

@@ -31,7 +31,7 @@ from urllib.parse import parse_qs
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.limits import _send_error
-from substrate.errors import BadRequest, SubstrateError
+from substrate.errors import BadRequest, SubstrateError, Unauthorized, UnsupportedMediaType
 from substrate.security import audit
 from substrate.security.apikeys import KeyVerifier
 from substrate.security.audit import PolicyDecision
@@ -44,16 +44,6 @@ OPEN_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json"})
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 WS_POLICY_VIOLATION = 1008
 MAX_PENDING_AUDITS = 256
-
-
-class Unauthorized(SubstrateError):
-    status = 401
-    code = "unauthorized"
-
-
-class UnsupportedMediaType(SubstrateError):
-    status = 415
-    code = "unsupported_media_type"
 
 
 def _headers(scope: Scope) -> dict[bytes, str]:

@@ -28,6 +28,18 @@ class NotFound(SubstrateError):
     code = "not_found"
 
 
+class Unauthorized(SubstrateError):
+    """No or bad credentials (the gateway adds ``WWW-Authenticate``)."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class UnsupportedMediaType(SubstrateError):
+    status = 415
+    code = "unsupported_media_type"
+
+
 class Forbidden(SubstrateError):
     status = 403
     code = "forbidden"

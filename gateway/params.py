@@ -86,4 +86,4 @@ async def scope_from(request: HTTPConnection, body: dict[str, Any] | None = None
     at = body.get("at", request.query_params.get("at"))
     tenant, clearance = tenant_and_clearance(request)
     svc: ReadService = request.app.state.read
-    return await svc.scope(tenant, version, at, clearance)
+    return await svc.scope(tenant, version, at, clearance, principal(request).jurisdictions)

@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 from neo4j.exceptions import DriverError, Neo4jError
 
-from gds_jobs.communities import run_communities
+from gds_jobs.communities import run_communities, run_every_level
 from gds_jobs.pagerank import service_ranks
 from gds_jobs.risks import DEFAULT_LIMIT
 from gds_jobs.risks_store import compute_and_store
@@ -31,7 +31,11 @@ Job = Callable[[JobContext, ReadScope, argparse.Namespace], Rows]
 
 
 def communities(ctx: JobContext, scope: ReadScope, args: argparse.Namespace) -> Rows:
-    return [c.to_dict() for c in run_communities(ctx, scope, make_embedder(ctx.settings))]
+    """Every clearance level, or only ``--clearance`` when it is given."""
+    embedder = make_embedder(ctx.settings)
+    if args.clearance:
+        return [c.to_dict() for c in run_communities(ctx, scope, embedder)]
+    return [c.to_dict() for c in run_every_level(ctx, scope, embedder)]
 
 
 def pagerank(ctx: JobContext, scope: ReadScope, args: argparse.Namespace) -> Rows:

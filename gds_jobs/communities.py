@@ -6,8 +6,14 @@ HOSTS) as of the snapshot, seeded and single-threaded so a rerun gives the same 
 Levels follow the summary tree: level 1 holds the final (coarsest) communities, level 2 the
 finer ones Leiden passed through on the way, where they differ. Each community of two or more
 members gets a deterministic extractive summary (``gds_jobs.summaries``), embedded with the
-configured embedder; a tenant's rows in ``community_summaries`` are replaced in one
-transaction. A community's id is a hash of its members, so an unchanged cluster keeps its id.
+configured embedder. A community's id is a hash of its members, so an unchanged cluster keeps
+its id.
+
+Policy: summaries are built once per clearance level, each from the graph a reader at that
+level sees (projection and facts are scoped), and stored with that level and the snapshot
+version; a run replaces only the rows of its (tenant, level, snapshot) so a pinned read finds
+the set of its snapshot. Each row also lists the jurisdictions of the entities it mentions
+that are restricted to jurisdictions (``gds/jurisdictions``), for readers so restricted.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -27,7 +33,8 @@ from gds_jobs.projection import DEPENDENCY_TYPES, present, projected
 from gds_jobs.runtime import JobContext
 from gds_jobs.summaries import Summary, build_summary
 from substrate.embeddings import TextEmbedder
-from substrate.retrieval.scope import ReadScope
+from substrate.errors import NotFound
+from substrate.retrieval.scope import CLASSIFICATIONS, ReadScope, clearance_for
 from substrate.settings import Settings
 
 COMMUNITY_LABELS = ("Service", "Infrastructure")
@@ -47,11 +54,15 @@ class Community:
 class StoredCommunity:
     community: Community
     summary: Summary
+    clearance: str = "internal"  # the level it was built at (and is served to)
+    # per mentioned entity restricted to jurisdictions: its jurisdictions
+    jurisdictions: list[list[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"community_id": self.community.community_id, "level": self.community.level,
-                "title": self.summary.title, "summary": self.summary.text,
-                "members": self.summary.members}
+                "clearance": self.clearance, "title": self.summary.title,
+                "summary": self.summary.text, "members": self.summary.members,
+                "jurisdictions": self.jurisdictions}
 
 
 def community_id(level: int, members: Sequence[str]) -> str:
@@ -98,29 +109,49 @@ def detect_communities(ctx: JobContext, scope: ReadScope) -> list[Community]:
                        for _, r in frame.iterrows()})
 
 
+def mentioned(rows: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Every entity a summary built from these entity_facts rows can name."""
+    found = set()
+    for row in rows:
+        found.add(row["member"]["ceid"])
+        for key in ("depends_on", "dependents", "owners", "incidents"):
+            found.update(h["other"]["ceid"] for h in row[key])
+    return found
+
+
 def summarise(ctx: JobContext, scope: ReadScope,
               communities: Sequence[Community]) -> list[StoredCommunity]:
     wanted = sorted({c for com in communities for c in com.members})
     facts = {r["member"]["ceid"]: r for r in ctx.rows("gds/entity_facts", scope, ceids=wanted)}
-    return [StoredCommunity(c, build_summary([facts[m] for m in c.members if m in facts]))
+    rows = {c.community_id: [facts[m] for m in c.members if m in facts] for c in communities}
+    names = sorted(set().union(*(mentioned(r) for r in rows.values())))
+    restricted = {r["ceid"]: sorted(r["jurisdictions"])
+                  for r in ctx.rows("gds/jurisdictions", scope, ceids=names)} if names else {}
+    level = scope.clearance[-1]
+    return [StoredCommunity(c, build_summary(rows[c.community_id]), level,
+                            [restricted[x] for x in sorted(mentioned(rows[c.community_id]))
+                             if x in restricted])
             for c in communities]
 
 
 def store_summaries(settings: Settings, scope: ReadScope, items: Sequence[StoredCommunity],
                     embedder: TextEmbedder) -> int:
-    """Replace the tenant's rows in ``community_summaries``; returns how many were written."""
+    """Replace the tenant's rows of the scope's clearance level and snapshot in
+    ``community_summaries`` (other levels and snapshots stay); returns how many were written."""
+    level = scope.clearance[-1]
     vectors = embedder.embed_documents([f"{i.summary.title}. {i.summary.text}" for i in items])
-    rows = [(scope.tenant, i.community.community_id, i.community.level, scope.version,
-             i.summary.title, i.summary.text, Jsonb(i.summary.members),
+    rows = [(scope.tenant, i.community.community_id, i.community.level, scope.version, level,
+             i.summary.title, i.summary.text, Jsonb(i.summary.members), Jsonb(i.jurisdictions),
              np.asarray(v, dtype=np.float32)) for i, v in zip(items, vectors, strict=True)]
     with psycopg.connect(settings.postgres_dsn) as conn:
         register_vector(conn)
         with conn.transaction(), conn.cursor() as cur:
-            cur.execute("DELETE FROM community_summaries WHERE tenant_id = %s", (scope.tenant,))
+            cur.execute("DELETE FROM community_summaries WHERE tenant_id = %s AND clearance = %s"
+                        " AND snapshot_version = %s", (scope.tenant, level, scope.version))
             cur.executemany(
                 "INSERT INTO community_summaries (tenant_id, community_id, level, "
-                "snapshot_version, title, summary, members, embedding) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
+                "snapshot_version, clearance, title, summary, members, jurisdictions, "
+                "embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
             cur.execute(
                 "INSERT INTO embedding_models (index_name, model_id, dimensions) "
                 "VALUES (%s, %s, %s) ON CONFLICT (index_name) DO UPDATE SET "
@@ -131,7 +162,21 @@ def store_summaries(settings: Settings, scope: ReadScope, items: Sequence[Stored
 
 def run_communities(ctx: JobContext, scope: ReadScope,
                     embedder: TextEmbedder) -> list[StoredCommunity]:
-    """The cron job: detect, summarise, embed and store; returns what was stored."""
-    items = summarise(ctx, scope, detect_communities(ctx, scope))
+    """Detect, summarise, embed and store at the scope's clearance; returns what was stored
+    (nothing visible at this clearance: no summaries at this level)."""
+    try:
+        communities = detect_communities(ctx, scope)
+    except NotFound:
+        communities = []
+    items = summarise(ctx, scope, communities)
     store_summaries(ctx.settings, scope, items, embedder)
     return items
+
+
+def run_every_level(ctx: JobContext, scope: ReadScope, embedder: TextEmbedder,
+                    levels: Sequence[str] = CLASSIFICATIONS) -> list[StoredCommunity]:
+    """The cron job: :func:`run_communities` once per clearance level at the scope's
+    snapshot (a reader is served the summaries of its own level only)."""
+    return [item for level in levels
+            for item in run_communities(ctx, replace(scope, clearance=clearance_for(level)),
+                                        embedder)]

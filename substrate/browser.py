@@ -41,14 +41,17 @@ DATABASE = "neo4j"
 LIVE = 2**53 - 2  # a snapshot inside every open validity interval (they end at 2**53 - 1)
 WAIT_S = 30.0
 SCOPE = ("tenant", "v", "clearance")
+JURISDICTIONS = "jurisdictions"  # the last argument, optional: null = no restriction
 RENAMED = {"v": "snapshot", "k": "top_k"}
 CONVENTIONAL_TYPES = {
     "tenant": "STRING", "v": "INTEGER", "clearance": "LIST OF STRING", "ceid": "STRING",
     "ceids": "LIST OF STRING", "seeds": "LIST OF STRING", "name": "STRING", "lucene": "STRING",
     "k": "INTEGER", "limit": "INTEGER", "depth": "INTEGER", "min_weight": "FLOAT",
     "include_inferred": "BOOLEAN", "embedding": "LIST OF FLOAT", "types": "LIST OF STRING",
+    JURISDICTIONS: "LIST OF STRING",
 }
-DEFAULTS = {"min_weight": "0.0", "include_inferred": "false", "limit": "100", "k": "10"}
+DEFAULTS = {"min_weight": "0.0", "include_inferred": "false", "limit": "100", "k": "10",
+            JURISDICTIONS: "null"}
 BROWSER_DIR = CYPHER_DIR / "browser"
 FAVORITES_ZIP = BROWSER_DIR / "substrate-favorites.zip"
 FAVORITES_FOLDER = "Substrate Reasoning"
@@ -82,12 +85,16 @@ def param_type(t: CypherTemplate, param: str) -> str:
     return t.types.get(param) or CONVENTIONAL_TYPES.get(param) or "ANY"
 
 
-def _ordered_params(t: CypherTemplate) -> list[str]:
-    return [*SCOPE, *(p for p in t.params if p not in SCOPE)]
+def _ordered_params(t: CypherTemplate, statement: str = "") -> list[str]:
+    """Scope, the template's own, then ``jurisdictions`` when the statement uses it (the scope
+    macros do): optional, so saved calls without it keep working."""
+    own = [p for p in t.params if p not in (*SCOPE, JURISDICTIONS)]
+    uses = re.search(rf"\${JURISDICTIONS}\b", statement) or JURISDICTIONS in t.params
+    return [*SCOPE, *own, *([JURISDICTIONS] if uses else [])]
 
 
-def _inputs(t: CypherTemplate) -> str:
-    params = _ordered_params(t)
+def _inputs(t: CypherTemplate, statement: str = "") -> str:
+    params = _ordered_params(t, statement)
     optional = 0  # defaults only on a trailing run (arguments are positional)
     for p in reversed(params):
         if p not in DEFAULTS:
@@ -110,8 +117,8 @@ def _statement(t: CypherTemplate, ctx: dict[str, Any]) -> str:
 def build(t: CypherTemplate, suffix: str, ctx: dict[str, Any]) -> Procedure:
     name = procedure_name(t.name, suffix)
     outputs = ", ".join(f"{c} :: ANY" for c in t.returns)
-    signature = f"{name}({_inputs(t)}) :: ({outputs})"
     statement = _statement(t, ctx)
+    signature = f"{name}({_inputs(t, statement)}) :: ({outputs})"
     variant = f" {ctx}" if ctx else ""
     description = (f"{t.doc} [{t.name} v{t.version}{variant}; serves {t.serves}; "
                    f"sha {digest(signature, statement)}]")

@@ -3,7 +3,8 @@
 Layout (every key of a tenant shares the hash tag ``{tenant}``, so one slot holds them):
 
 - ``sr:{t}:e:<sha256>`` — an entry: ``{"tv", "v", "result"}``; the key hashes the kind, the
-  normalised parameters, tenant, clearance and the snapshot pin ("latest" when unpinned).
+  normalised parameters, tenant, clearance, jurisdictions and the snapshot pin ("latest"
+  when unpinned).
 - ``sr:{t}:i:<ceid>`` — a SET of the entry keys whose result touched ``ceid``.
 - ``sr:{t}:wm`` — the invalidation watermark of the tenant: ``started`` / ``applied`` are the
   newest snapshot versions whose ``graph.updated`` event began / finished evicting.
@@ -140,8 +141,8 @@ def code_fingerprint() -> str:
 
 def cache_key(kind: str, params: dict[str, Any], scope: ReadScope) -> str:
     material = {"kind": kind, "params": plain(params), "tenant": scope.tenant,
-                "clearance": sorted(scope.clearance), "pin": snapshot_pin(scope),
-                "code": code_fingerprint()}
+                "clearance": sorted(scope.clearance), "jurisdictions": scope.jurisdictions,
+                "pin": snapshot_pin(scope), "code": code_fingerprint()}
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
     return f"{tenant_prefix(scope.tenant)}e:{hashlib.sha256(text.encode()).hexdigest()}"
 

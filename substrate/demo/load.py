@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gds_jobs import risks_store
-from gds_jobs.communities import run_communities
+from gds_jobs.communities import run_every_level
 from gds_jobs.runtime import job_context, job_scope
 from substrate.connectors.enrich import enrich
 from substrate.connectors.git_ingest import ingest_git
@@ -54,9 +54,9 @@ def load_demo(settings: Settings, progress: Progress = _print) -> list[int]:
             enriched = enrich(writer, settings.tenant, progress=progress)
             if enriched is not None and enriched.snapshot_version:
                 made.append(enriched.snapshot_version)
-            progress("[demo] building Leiden community summaries (global GraphRAG)")
+            progress("[demo] Leiden community summaries (global GraphRAG, every clearance)")
             with job_context(settings) as ctx:
-                run_communities(ctx, job_scope(settings, settings.tenant), embedder)
+                run_every_level(ctx, job_scope(settings, settings.tenant), embedder)
         if made or not risks_store.has_ranking(settings, settings.tenant):
             progress("[demo] ranking architectural risks (GDS risks job, every clearance)")
             with job_context(settings) as ctx:

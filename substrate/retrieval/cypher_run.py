@@ -75,7 +75,8 @@ async def explain_is_read(driver: AsyncDriver, query: str, params: dict[str, Any
 async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: dict[str, Any],
                      row_limit: int, timeout: float) -> dict[str, Any]:
     scoped = scope_query(query)
-    all_params = {**params, **scope_parameters(scope.tenant, scope.version, scope.clearance)}
+    all_params = {**params, **scope_parameters(scope.tenant, scope.version, scope.clearance),
+                  "__jurisdictions": scope.params()["jurisdictions"]}  # cypher/_macros.j2
     await explain_is_read(driver, scoped, all_params)
     started = time.perf_counter()
 

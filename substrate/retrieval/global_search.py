@@ -4,6 +4,10 @@ The summaries are written by the ``communities`` GDS job (``gds_jobs.communities
 PostgreSQL ``community_summaries``. The search is an exact cosine ranking inside the tenant
 (pgvector ``<=>`` over a materialised per-tenant set): a tenant has tens to hundreds of
 communities, and an HNSW scan filtered by tenant afterwards could return fewer than ``k``.
+
+Policy: a reader gets only the summaries built at its own clearance level, from the newest
+set built at or before its snapshot (a pinned read gets the set of its snapshot), and, when
+it is restricted to jurisdictions, only summaries all of whose restricted entities it may see.
 """
 
 from __future__ import annotations
@@ -21,9 +25,19 @@ from substrate.settings import Settings
 MAX_K = 100
 INDEX_NAME = "community_summaries"
 _QUERY = """
-WITH tenant_rows AS MATERIALIZED (
+WITH pinned AS MATERIALIZED (
+  SELECT max(snapshot_version) AS v FROM community_summaries
+  WHERE tenant_id = %(tenant)s AND clearance = %(clearance)s
+    AND snapshot_version <= %(v)s
+), tenant_rows AS MATERIALIZED (
   SELECT community_id, level, snapshot_version, title, summary, members, embedding
-  FROM community_summaries WHERE tenant_id = %(tenant)s AND embedding IS NOT NULL
+  FROM community_summaries s, pinned
+  WHERE s.tenant_id = %(tenant)s AND s.clearance = %(clearance)s
+    AND s.snapshot_version = pinned.v AND s.embedding IS NOT NULL
+    AND (%(jurisdictions)s::text[] IS NULL OR NOT EXISTS (
+      SELECT 1 FROM jsonb_array_elements(s.jurisdictions) AS entity(allowed)
+      WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(entity.allowed) AS j(name)
+                        WHERE j.name = ANY(%(jurisdictions)s::text[]))))
 )
 SELECT community_id, level, snapshot_version, title, summary, members,
        1 - (embedding <=> %(q)s) AS score
@@ -51,9 +65,11 @@ async def _check_model(conn: psycopg.AsyncConnection[Any], dims: int,
 
 async def global_search(
     settings: Settings, tenant: str, query_embedding: Sequence[float], k: int = 5,
-    *, model_id: str | None = None,
+    *, model_id: str | None = None, clearance: str = "internal", version: int = 2**62,
+    jurisdictions: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The ``k`` community summaries of ``tenant`` most similar to ``query_embedding``.
+    """The ``k`` community summaries of ``tenant`` most similar to ``query_embedding``, from
+    the set built at ``clearance`` at the newest snapshot <= ``version`` (see the module doc).
 
     Rows carry ``rank`` (1-based), ``score`` (cosine similarity), ``community_id``,
     ``level``, ``snapshot_version``, ``title``, ``summary`` and ``members``. ``model_id``,
@@ -68,7 +84,9 @@ async def global_search(
     async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
         await register_vector_async(conn)
         await _check_model(conn, len(query_embedding), model_id)
-        cur = await conn.execute(_QUERY, {"tenant": tenant, "q": vector, "k": k})
+        cur = await conn.execute(_QUERY, {
+            "tenant": tenant, "q": vector, "k": k, "clearance": clearance, "v": version,
+            "jurisdictions": None if jurisdictions is None else list(jurisdictions)})
         names = [d.name for d in cur.description or ()]
         rows = [dict(zip(names, r, strict=True)) for r in await cur.fetchall()]
     for rank, row in enumerate(rows, start=1):

@@ -1,10 +1,10 @@
-"""What a read sees: tenant, clearance and the snapshot version it is pinned to."""
+"""What a read sees: tenant, clearance, jurisdictions and the snapshot version it is pinned to."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,9 +29,20 @@ class ReadScope:
     # unpinned reads: the tenant's own newest snapshot (<= version); the query cache checks
     # it to tell whether the tenant changed since an entry was computed
     tenant_version: int | None = None
+    # None: no jurisdiction restriction; else only elements whose ``jurisdiction`` is unset
+    # or one of these (cypher/_macros.j2 ``in_jurisdiction``)
+    jurisdictions: tuple[str, ...] | None = None
 
     def params(self) -> dict[str, Any]:
-        return {"tenant": self.tenant, "v": self.version, "clearance": list(self.clearance)}
+        return {"tenant": self.tenant, "v": self.version, "clearance": list(self.clearance),
+                "jurisdictions": None if self.jurisdictions is None
+                else list(self.jurisdictions)}
+
+
+def jurisdictions_for(values: Iterable[str] | None) -> tuple[str, ...] | None:
+    """A principal's jurisdictions as a scope restriction: empty or None -> unrestricted."""
+    found = tuple(sorted({v.strip() for v in values or () if v.strip()}))
+    return found or None
 
 
 def clearance_for(level: str | None) -> tuple[str, ...]:
@@ -67,12 +78,21 @@ async def _connection(settings: Settings, pool: AsyncConnectionPool[Any] | None
 async def resolve_scope(
     settings: Settings, tenant: str, snapshot_version: Any = None, at: Any = None,
     clearance: str | None = None, pool: AsyncConnectionPool[Any] | None = None,
+    jurisdictions: Iterable[str] | None = None,
 ) -> ReadScope:
     """The scope of one read. ``pool``: a long-lived service passes its connection pool
-    (every request resolves a scope, so connecting each time is on the hot path)."""
+    (every request resolves a scope, so connecting each time is on the hot path).
+    ``jurisdictions``: the principal's (empty or None: unrestricted)."""
     if snapshot_version is not None and at is not None:
         raise BadRequest("give either snapshot_version or at, not both")
-    levels = clearance_for(clearance)
+    return replace(await _resolve(settings, tenant, snapshot_version, at,
+                                  clearance_for(clearance), pool),
+                   jurisdictions=jurisdictions_for(jurisdictions))
+
+
+async def _resolve(settings: Settings, tenant: str, snapshot_version: Any, at: Any,
+                   levels: tuple[str, ...], pool: AsyncConnectionPool[Any] | None,
+                   ) -> ReadScope:
     async with _connection(settings, pool) as conn:
         latest = await _latest(conn)
         if snapshot_version is not None:

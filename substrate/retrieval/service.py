@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -72,9 +72,11 @@ class ReadService:
         return vector
 
     async def scope(self, tenant: str | None, snapshot_version: Any = None, at: Any = None,
-                    clearance: str | None = None) -> ReadScope:
+                    clearance: str | None = None,
+                    jurisdictions: Iterable[str] | None = None) -> ReadScope:
+        """``jurisdictions``: the principal's (``Principal.jurisdictions``); empty: all."""
         return await resolve_scope(self.settings, tenant or self.settings.tenant,
-                                   snapshot_version, at, clearance, self.pool)
+                                   snapshot_version, at, clearance, self.pool, jurisdictions)
 
     async def search(self, query: str, scope: ReadScope, options: SearchOptions,
                      emit: Emit = _no_emit) -> dict[str, Any]:

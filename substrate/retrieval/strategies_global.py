@@ -55,8 +55,10 @@ async def risks(ctx: SearchContext) -> StrategyResult:
 
 
 async def global_communities(ctx: SearchContext) -> StrategyResult:
-    rows = await global_search(ctx.settings, ctx.scope.tenant, await ctx.query_embedding(),
-                               k=min(ctx.options.top_k, 10))
+    scope = ctx.scope  # summaries of the reader's level and snapshot (policy)
+    rows = await global_search(ctx.settings, scope.tenant, await ctx.query_embedding(),
+                               k=min(ctx.options.top_k, 10), clearance=scope.clearance[-1],
+                               version=scope.version, jurisdictions=scope.jurisdictions)
     hits = [Hit(f"community:{r['community_id']}", str(r["title"]), "Community",
                 str(r["summary"])[:600], float(r["score"])) for r in rows]
     result = StrategyResult("global_graphrag", hits=hits)

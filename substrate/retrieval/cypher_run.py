@@ -1,31 +1,48 @@
 """POST /cypher: read-only Cypher, scoped and pinned, typed results (RSN-02, RSN-07).
 
-Layers: the text guard (``cypher_guard``) refuses writes, admin and multiple statements; the
-scope rewriter (``temporal_rewrite``) makes every pattern match only the caller's tenant,
-clearance and snapshot; EXPLAIN must report a read-only plan; the query runs in a read
-transaction with a timeout, and at most ``row_limit`` rows are read (``truncated`` says so).
+Two independent checks, then bounded execution:
+1. ``cypher_scope``: Neo4j's Cypher 5 grammar parses the query; allow-lists; every pattern
+   element gets the tenant/clearance/snapshot predicate (anything unparseable is refused);
+2. ``cypher_plan``: ``EXPLAIN`` of the rewritten query; every operator that produces nodes or
+   relationships must be covered by the scope predicate, the plan must be read-only;
+3. a READ transaction with the timeout (``CYPHER_TIMEOUT_SECONDS``), Neo4j's transaction memory
+   limit (``db.memory.transaction.max``), at most ``row_limit`` rows and ``max_bytes`` bytes of
+   JSON (``truncated`` and ``truncated_by`` say which), fetched in small batches.
+
+Errors never echo Neo4j's message (it can quote stored values): only its status code.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import date, datetime
 from typing import Any
 
 from neo4j import AsyncDriver, AsyncManagedTransaction, unit_of_work
-from neo4j.exceptions import ClientError, CypherSyntaxError
+from neo4j.exceptions import Neo4jError
 from neo4j.graph import Node, Path, Relationship
 from neo4j.time import Date, DateTime, Duration, Time
 
-from substrate.errors import BadRequest, Forbidden, SubstrateError
-from substrate.retrieval.cypher_guard import check_read_only
+from substrate.errors import BadRequest, SubstrateError
+from substrate.retrieval.cypher_plan import check_plan
+from substrate.retrieval.cypher_scope import ScopedQuery, scope_parameters, scope_query, split_at
 from substrate.retrieval.scope import ReadScope
-from substrate.retrieval.temporal_rewrite import scope_parameters, scope_query
+
+FETCH_SIZE = 100
 
 
 class QueryTimeout(SubstrateError):
     status = 408
     code = "query_timeout"
+
+
+class QueryTooLarge(SubstrateError):
+    """The query needed more memory than Neo4j's per-transaction limit, or one row alone is
+    larger than the byte cap."""
+
+    status = 422
+    code = "query_too_large"
 
 
 def to_json(value: Any) -> Any:
@@ -60,50 +77,71 @@ def check_params(params: Any) -> dict[str, Any]:
     return params
 
 
-async def explain_is_read(driver: AsyncDriver, query: str, params: dict[str, Any]) -> None:
+def neo4j_failure(exc: Neo4jError, timeout: float) -> SubstrateError:
+    """A clean error for a Neo4j failure; its message (which may quote values) is dropped."""
+    code = exc.code or ""
+    if "TimedOut" in code or "Timeout" in code or "Terminated" in code:
+        return QueryTimeout(f"query exceeded the {timeout:g}s timeout",
+                            {"timeout_seconds": timeout})
+    if "MemoryPoolOutOfMemoryError" in code or "OutOfMemory" in code:
+        return QueryTooLarge("query exceeded the transaction memory limit",
+                             {"neo4j_code": code})
+    return BadRequest("Cypher failed in Neo4j", {"neo4j_code": code})
+
+
+async def explain(driver: AsyncDriver, scoped: ScopedQuery, params: dict[str, Any],
+                  timeout: float) -> None:
+    """The second check: EXPLAIN the rewritten query and walk its plan (``cypher_plan``)."""
     try:
-        _, summary, _ = await driver.execute_query("EXPLAIN " + query, params, routing_="r")
-    except CypherSyntaxError as exc:
-        raise BadRequest("invalid Cypher", {"error": exc.message}) from exc
-    except ClientError as exc:
-        raise BadRequest("Cypher rejected by the server", {"error": exc.message}) from exc
-    if summary.query_type != "r":
-        raise Forbidden("only read-only queries are allowed",
-                        {"plan_query_type": summary.query_type})
+        async with driver.session(default_access_mode="READ") as session:
+            result = await session.run("EXPLAIN " + scoped.text, params)
+            summary = await result.consume()
+    except Neo4jError as exc:
+        raise neo4j_failure(exc, timeout) from exc
+    check_plan(summary.plan, summary.query_type)
 
 
 async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: dict[str, Any],
-                     row_limit: int, timeout: float) -> dict[str, Any]:
-    scoped = scope_query(query)
-    all_params = {**params, **scope_parameters(scope.tenant, scope.version, scope.clearance),
-                  "__jurisdictions": scope.params()["jurisdictions"]}  # cypher/_macros.j2
-    await explain_is_read(driver, scoped, all_params)
+                     row_limit: int, timeout: float, max_bytes: int) -> dict[str, Any]:
     started = time.perf_counter()
+    scoped = scope_query(query, params)
+    # $__tenant, $__v, $__clearance, $__jurisdictions: the scope's template parameters
+    all_params = {**params, **scope_parameters(scope)}
+    await explain(driver, scoped, all_params, timeout)
+    checked_ms = (time.perf_counter() - started) * 1000
 
     @unit_of_work(timeout=timeout)
-    async def work(tx: AsyncManagedTransaction) -> tuple[list[str], list[list[Any]], bool]:
-        result = await tx.run(scoped, all_params)
-        keys, rows = list(result.keys()), []  # type: list[str], list[list[Any]]
+    async def work(tx: AsyncManagedTransaction) -> tuple[list[str], list[Any], str | None]:
+        result = await tx.run(scoped.text, all_params)
+        keys, rows, size = list(result.keys()), [], 2  # type: list[str], list[Any], int
         async for record in result:
             if len(rows) == row_limit:
                 await result.consume()
-                return keys, rows, True
-            rows.append([to_json(v) for v in record.values()])
-        return keys, rows, False
+                return keys, rows, "rows"
+            row = [to_json(v) for v in record.values()]
+            size += len(json.dumps(row, default=str)) + 1
+            if size > max_bytes:
+                if not rows:
+                    raise QueryTooLarge(f"one row is larger than the {max_bytes}-byte cap",
+                                        {"max_bytes": max_bytes})
+                await result.consume()
+                return keys, rows, "bytes"
+            rows.append(row)
+        return keys, rows, None
 
     try:
-        async with driver.session(default_access_mode="READ") as session:
-            keys, rows, truncated = await session.execute_read(work)
-    except ClientError as exc:
-        if "TimedOut" in (exc.code or "") or "Timeout" in (exc.code or ""):
-            raise QueryTimeout(f"query exceeded the {timeout:.0f}s timeout",
-                               {"timeout_seconds": timeout}) from exc
-        raise BadRequest("Cypher failed", {"error": exc.message, "code": exc.code}) from exc
-    return {"columns": keys, "rows": rows, "row_count": len(rows), "truncated": truncated,
-            "row_limit": row_limit, "timeout_seconds": timeout,
+        async with driver.session(default_access_mode="READ",
+                                  fetch_size=FETCH_SIZE) as session:
+            keys, rows, truncated_by = await session.execute_read(work)
+    except Neo4jError as exc:
+        raise neo4j_failure(exc, timeout) from exc
+    return {"columns": keys, "rows": rows, "row_count": len(rows),
+            "truncated": truncated_by is not None, "truncated_by": truncated_by,
+            "row_limit": row_limit, "max_bytes": max_bytes, "timeout_seconds": timeout,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+            "check_ms": round(checked_ms, 1),
             "snapshot_version": scope.version, "pinned": scope.pinned,
-            "rewritten_query": scoped}
+            "rewritten_query": scoped.text}
 
 
 def parse_request(body: dict[str, Any]) -> tuple[str, dict[str, Any], Any, Any]:
@@ -117,17 +155,17 @@ def parse_request(body: dict[str, Any]) -> tuple[str, dict[str, Any], Any, Any]:
     if unknown:
         raise BadRequest("unknown fields", {"unknown": sorted(unknown)})
     params = check_params(body.get("params"))
-    verdict = check_read_only(query)
+    stripped, at_clause = split_at(query)
     version, at = body.get("snapshot_version"), body.get("at")
-    if verdict.at is not None:
+    if at_clause is not None:
         if version is not None or at is not None:
             raise BadRequest("AT(...) and snapshot_version/at cannot be combined")
-        if verdict.at.timestamp is not None:
-            at = verdict.at.timestamp.isoformat()
-        elif verdict.at.snapshot_version is not None:
-            version = verdict.at.snapshot_version
-        elif verdict.at.parameter is not None:
-            at = params.get(verdict.at.parameter)
+        if at_clause.timestamp is not None:
+            at = at_clause.timestamp.isoformat()
+        elif at_clause.snapshot_version is not None:
+            version = at_clause.snapshot_version
+        elif at_clause.parameter is not None:
+            at = params.get(at_clause.parameter)
             if at is None:
-                raise BadRequest(f"AT(${verdict.at.parameter}) names a missing parameter")
-    return verdict.query, params, version, at
+                raise BadRequest(f"AT(${at_clause.parameter}) names a missing parameter")
+    return stripped, params, version, at

@@ -30,6 +30,7 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError
 
 from substrate.errors import StackError
+from substrate.retrieval.cypher_grammar import ensure_grammar
 from substrate.settings import PROJECT_ROOT, Settings
 from substrate.stack import maven
 from substrate.stack.credentials import NEO4J_PASSWORD, ensure_secret
@@ -167,10 +168,14 @@ class Neo4jPart(Part):
 
     def install(self) -> None:
         self._java = java_binary()
-        for value in (self.settings.neo4j_heap, self.settings.neo4j_pagecache):
+        for value in (self.settings.neo4j_heap, self.settings.neo4j_pagecache,
+                      self.settings.neo4j_tx_memory):
             if not _MEMORY.match(value):
-                raise StackError(f"bad Neo4j memory size {value!r} (NEO4J_HEAP / NEO4J_PAGECACHE)")
+                raise StackError(f"bad Neo4j memory size {value!r} "
+                                 "(NEO4J_HEAP / NEO4J_PAGECACHE / NEO4J_TX_MEMORY)")
         self.install_jars()
+        # /cypher parses with Neo4j's own grammar (the sources jar of the same version)
+        ensure_grammar(self.settings.cache_dir / "m2")
         for d in (self.conf_dir, self.data / "import", self.settings.log_dir / "neo4j",
                   self.settings.run_dir / "neo4j"):
             d.mkdir(parents=True, exist_ok=True)
@@ -254,6 +259,9 @@ class Neo4jPart(Part):
             f"server.memory.heap.initial_size={heap}",
             f"server.memory.heap.max_size={heap}",
             f"server.memory.pagecache.size={s.neo4j_pagecache}",
+            # bounded /cypher work: one transaction, and all of them together (half the heap)
+            f"db.memory.transaction.max={s.neo4j_tx_memory}",
+            f"dbms.memory.transaction.total.max={half_of(heap)}",
             "db.tx_log.rotation.retention_policy=2 files",
             "db.tx_log.rotation.size=64m",
             "dbms.usage_report.enabled=false",
@@ -298,6 +306,14 @@ class Neo4jPart(Part):
                 f"characters): {(result.stdout + result.stderr).strip()[-800:]}"
             )
         self.progress(f"[neo4j] initial password set for user {self.settings.neo4j_user!r}")
+
+
+def half_of(size: str) -> str:
+    """Half a Neo4j memory size (``1g`` -> ``512m``)."""
+    units = {"k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}
+    unit = size[-1].lower()
+    kib = int(size[:-1]) * units[unit] if unit in units else int(size) // 1024
+    return f"{max(kib // 2 // 1024, 1)}m"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,6 +66,9 @@ REFUSED_OPERATORS = {
 }
 _SCOPED_PROCEDURE = re.compile(
     r"custom\.substrate_retrieval_\w+\(\$__tenant, \$__v, \$__clearance[,)]")
+# an index seek on tenant_id, alone or in a composite index: ``s:Service(tenant_id, ceid) WHERE
+# tenant_id = $__tenant AND ceid = $id``
+_SEEK = r"[^(\s]*\([^)]*\btenant_id\b[^)]*\)\]? WHERE (?:.* AND )?tenant_id = \$__tenant\b"
 _VARLENGTH_MARKERS = (
     "__x.tenant_id = $__tenant", "__x.valid_from_v <= $__v",
     "startNode(__x).tenant_id = $__tenant", "endNode(__x).tenant_id = $__tenant",
@@ -104,8 +107,7 @@ def _ref(v: str) -> str:
 
 def _node_covered(v: str, text: str, own: str) -> bool:
     tenant = (re.search(_ref(v) + r"tenant_id\]? = \$__tenant\b", text)
-              or re.search(rf"(?<![\w`]){re.escape(v)}:[^ ]*\(tenant_id\) WHERE tenant_id = "
-                           r"\$__tenant\b", own))
+              or re.search(rf"(?<![\w`]){re.escape(v)}:{_SEEK}", own))
     clearance = re.search(r"coalesce\((?:cache\[)?" + _ref(v) + r"classification\]?, [^)]*\) "
                           r"(?:IN \$__clearance\b|= \$__clearance\[0\])", text)
     version = re.search(r"\(?(?:cache\[)?" + _ref(v) + r"iv_from\]?\)?\[__i\] <= \$__v\b", text)
@@ -114,8 +116,7 @@ def _node_covered(v: str, text: str, own: str) -> bool:
 
 def _rel_covered(v: str, text: str, own: str) -> bool:
     tenant = (re.search(_ref(v) + r"tenant_id\]? = \$__tenant\b", text)
-              or re.search(rf"\[{re.escape(v)}:[^ ]*\(tenant_id\)\] WHERE tenant_id = "
-                           r"\$__tenant\b", own))
+              or re.search(rf"\[{re.escape(v)}:{_SEEK}", own))
     version = re.search(_ref(v) + r"valid_from_v\]? <= \$__v\b", text)
     return bool(tenant and version)
 

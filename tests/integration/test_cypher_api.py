@@ -107,6 +107,8 @@ def test_at_suffix_reads_the_past(api: httpx.Client) -> None:
 def test_reserved_parameters_and_bad_bodies(api: httpx.Client) -> None:
     r = api.post("/cypher", json={"query": "RETURN $__v", "params": {"__v": 1}})
     assert r.status_code == 400
-    assert api.post("/cypher", content=b"{not json").status_code == 400
+    assert api.post("/cypher", content=b"{not json",
+                    headers={"content-type": "application/json"}).status_code == 400
+    assert api.post("/cypher", content=b"{not json").status_code == 415
     assert api.post("/cypher", json={"query": 12}).status_code == 400
     assert api.post("/cypher", json={"query": "RETURN 1", "bogus": 1}).status_code == 400

@@ -70,3 +70,13 @@ def test_count_store_procedures_and_big_cartesian_products_are_refused() -> None
 def test_a_write_plan_is_forbidden() -> None:
     with pytest.raises(Forbidden):
         check_plan(op("ProduceResults", [], ""), "rw")
+
+
+def test_a_composite_unique_seek_on_the_tenant_covers_the_tenant_part() -> None:
+    rest = NODE_N.split(" AND ", 1)[1].replace("n.", "s.").replace("[n", "[s").replace("(n", "(s")
+    seek = op("NodeUniqueIndexSeek", ["s"], "UNIQUE s:Service(tenant_id, ceid) WHERE tenant_id "
+              "= $__tenant AND ceid = $id, cache[s.tenant_id], cache[s.ceid]")
+    check_plan(op("ProduceResults", ["s"], "s", op("Filter", ["s"], rest, seek)), "r")
+    other = op("NodeUniqueIndexSeek", ["s"], "UNIQUE s:Service(ceid) WHERE ceid = $id")
+    with pytest.raises(BadRequest):
+        check_plan(op("ProduceResults", ["s"], "s", op("Filter", ["s"], rest, other)), "r")

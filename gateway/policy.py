@@ -6,8 +6,8 @@ it answers, one audit INSERT per request afterwards.
   on {principal, action, tenant, clearance, resource}. Denied -> 403; the engine unavailable
   -> 503 with ``Retry-After`` (the request is denied, never let through unchecked).
 * Redaction: every string of a JSON response (and of every WebSocket frame) goes through
-  :class:`substrate.security.pii.Redactor` with the kinds the verdict names; a JSON object
-  response gets ``"policy": {"redacted": {kind: count}, "engine", "request_id"}``.
+  :class:`substrate.security.pii.Redactor` with the kinds the verdict names; a successful JSON
+  object response gets ``"policy": {"redacted": {kind: count}, "engine", "request_id"}``.
 * Audit: the decision (``allowed``/``denied``) and, when anything was redacted, a
   ``redacted`` row with the counts — written in one batch after the response is sent, by a
   background task (an audit failure is logged, it never fails the request).
@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gateway.limits import _send_error
 from substrate.errors import Forbidden
 from substrate.retrieval.scope import DEFAULT_CLEARANCE
-from substrate.security import audit
+from substrate.security import audit, pii
 from substrate.security.audit import PolicyDecision
 from substrate.security.pii import Redactor
 from substrate.security.policy import (
@@ -106,6 +106,8 @@ class PolicyMiddleware:
         self.app = app
         self.settings = settings or Settings.from_env()
         self.engine = engine or make_engine(self.settings)
+        if self.settings.pii_redaction:
+            pii.warm_up()
         self._pending: set[asyncio.Task[None]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -182,7 +184,7 @@ class PolicyMiddleware:
             chunks.append(message.get("body", b""))
             if message.get("more_body", False):
                 return
-            body = self._redact_body(b"".join(chunks), policy)
+            body = self._redact_body(b"".join(chunks), policy, start.get("status", 200) < 400)
             headers = [(k, v) for k, v in start.get("headers", ()) if k != b"content-length"]
             headers.append((b"content-length", str(len(body)).encode()))
             await send({**start, "headers": headers})
@@ -190,15 +192,17 @@ class PolicyMiddleware:
 
         await self.app(scope, receive, redacting_send)
 
-    def _redact_body(self, raw: bytes, policy: RequestPolicy) -> bytes:
+    def _redact_body(self, raw: bytes, policy: RequestPolicy, success: bool) -> bytes:
+        """Redacted JSON; a successful object answer also gets the ``policy`` block (errors
+        keep their ``{"error": ...}`` shape)."""
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return raw
         data = policy.redactor.walk(data)
-        if isinstance(data, dict):
+        if isinstance(data, dict) and success:
             data["policy"] = policy.block()
-        return json.dumps(data, default=str).encode()
+        return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":")).encode()
 
     def _ws_send(self, send: Send, policy: RequestPolicy) -> Send:
         async def redacting_send(message: Message) -> None:

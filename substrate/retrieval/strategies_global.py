@@ -38,7 +38,7 @@ async def risks(ctx: SearchContext) -> StrategyResult:
         result.note = NOTHING_STORED.format(tenant=ctx.scope.tenant,
                                             clearance=risks_store.level(ctx.scope))
         return result
-    items = ranking.items
+    items = await _in_jurisdiction(ctx, ranking.items)
     result.truncated = len(items) > limit
     for rank, item in enumerate(items[:limit]):
         text = "; ".join(f.note for f in item.factors)
@@ -52,6 +52,17 @@ async def risks(ctx: SearchContext) -> StrategyResult:
     result.note = (f"{_risk_text(items[:limit])}\n{provenance}" if items
                    else f"No architectural risks scored above zero {provenance}")
     return result
+
+
+async def _in_jurisdiction(ctx: SearchContext, items: list[Any]) -> list[Any]:
+    """Rankings are stored per clearance, not per jurisdiction: a reader restricted to
+    jurisdictions gets only the items it may see (``temporal/hidden`` names the others)."""
+    if ctx.scope.jurisdictions is None or not items:
+        return items
+    rows = await ctx.reader.rows("temporal/hidden", ctx.scope, {"label": "Entity"},
+                                 ceids=[item.ceid for item in items])
+    hidden = {r["ceid"] for r in rows}
+    return [item for item in items if item.ceid not in hidden]
 
 
 async def global_communities(ctx: SearchContext) -> StrategyResult:

@@ -58,7 +58,9 @@ _ASSIGNMENT = re.compile(
     r"access[_-]?key|secret[_-]?key|auth[_-]?token|access[_-]?token|token)"
     r"[\"']?\s*(?:=|:|=>)\s*[\"']?(?P<value>[^\s\"',;]{4,})")
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_=-]{32,}(?![A-Za-z0-9+/_=-])")
-_DIGITS = re.compile(r"\d")
+# where a phone number could be: 7+ digits with separators, not an ISO date or time
+_PHONE_CANDIDATE = re.compile(r"(?<![\w+])\+?\(?\d[\d ().-]{5,}\d(?![\w])")
+_DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}:\d{2}")
 TOKEN_ENTROPY = 4.0
 # detect-secrets plugins used (regex-based, cheap); the others are either not secrets (IPs),
 # found here on their whole span (JWT, private keys, keyword assignments, high-entropy
@@ -94,6 +96,11 @@ def _vendor_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(out)
 
 
+def warm_up() -> None:
+    """Import the detect-secrets plugins now (about a second) rather than on a first request."""
+    _vendor_patterns()
+
+
 def entropy(text: str) -> float:
     counts = Counter(text)
     n = len(text)
@@ -126,12 +133,16 @@ def _numbers(text: str) -> Iterable[Finding]:
 
 
 def _phones(text: str) -> Iterable[Finding]:
-    if len(_DIGITS.findall(text)) < 7:
-        return
-    matcher = phonenumbers.PhoneNumberMatcher(text, PHONE_REGION,
-                                              leniency=phonenumbers.Leniency.VALID)
-    for match in matcher:
-        yield Finding(match.start, match.end, "phone")
+    """libphonenumber on each candidate span only (it is the slow part of :func:`find`)."""
+    for candidate in _PHONE_CANDIDATE.finditer(text):
+        span = candidate.group()
+        if sum(c.isdigit() for c in span) < 7 or _DATE_LIKE.search(span):
+            continue
+        matcher = phonenumbers.PhoneNumberMatcher(span, PHONE_REGION,
+                                                  leniency=phonenumbers.Leniency.VALID)
+        for match in matcher:
+            yield Finding(candidate.start() + match.start, candidate.start() + match.end,
+                          "phone")
 
 
 def _secrets(text: str) -> Iterable[Finding]:
@@ -160,6 +171,20 @@ def find(text: str, kinds: Iterable[str] = KINDS) -> list[Finding]:
     if len(text) < MIN_LENGTH:
         return []
     wanted = frozenset(kinds)
+    if len(text) <= MEMO_MAX_LENGTH:  # names, ids, labels repeat across answers
+        return list(_find_memo(text, wanted))
+    return _find(text, wanted)
+
+
+MEMO_MAX_LENGTH = 256
+
+
+@functools.lru_cache(maxsize=8192)
+def _find_memo(text: str, wanted: frozenset[str]) -> tuple[Finding, ...]:
+    return tuple(_find(text, wanted))
+
+
+def _find(text: str, wanted: frozenset[str]) -> list[Finding]:
     found = [f for f in (*_secrets(text), *_numbers(text), *_phones(text),
                          *(Finding(*m.span(), "email") for m in _EMAIL.finditer(text)))
              if f.kind in wanted and f.end > f.start]

@@ -18,6 +18,7 @@ import pytest
 import websockets
 from neo4j import Driver
 
+from gds_jobs import risks_store
 from gds_jobs.communities import run_every_level
 from gds_jobs.runtime import job_context, job_scope
 from substrate.embeddings import make_embedder
@@ -229,6 +230,22 @@ def test_a_principal_sees_only_its_jurisdictions(
             "query": "MATCH (s:Service) WHERE s.name STARTS WITH 'billing' "
                      "RETURN s.name AS n ORDER BY n"}).json()["rows"]
         assert {r[0].split("-", 1)[1] for r in rows} == visible
+
+
+def test_stored_risk_rankings_respect_jurisdictions(stack: Settings, tenant: str) -> None:
+    with job_context(stack) as ctx:
+        ranked = {item.ceid for item in risks_store.compute_and_store(ctx, job_scope(stack,
+                                                                                    tenant))}
+    assert "service:billing-us" in ranked
+    ask = {"query": "What are the top 10 architectural risks?",
+           "options": {"strategies": ["risks"], "top_k": 20}}
+    with gateway(stack, key=key_for(stack, tenant, jurisdictions=("EU",))) as client:
+        eu = client.post("/search", json=ask)
+    with gateway(stack, key=key_for(stack, tenant)) as client:
+        everyone = client.post("/search", json=ask)
+    assert eu.status_code == everyone.status_code == 200, (eu.text, everyone.text)
+    assert "billing-us" in json.dumps(everyone.json())
+    assert "billing-us" not in json.dumps(eu.json())
 
 
 # --- community summaries per clearance and per snapshot ----------------------------------------

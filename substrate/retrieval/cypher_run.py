@@ -24,7 +24,7 @@ from neo4j.exceptions import Neo4jError
 from neo4j.graph import Node, Path, Relationship
 from neo4j.time import Date, DateTime, Duration, Time
 
-from substrate.errors import BadRequest, SubstrateError
+from substrate.errors import BadRequest, Forbidden, SubstrateError
 from substrate.retrieval.cypher_plan import check_plan
 from substrate.retrieval.cypher_scope import ScopedQuery, scope_parameters, scope_query, split_at
 from substrate.retrieval.scope import ReadScope
@@ -105,6 +105,12 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
                      row_limit: int, timeout: float, max_bytes: int) -> dict[str, Any]:
     started = time.perf_counter()
     scoped = scope_query(query, params)
+    if scope.jurisdictions is not None and scoped.procedures:
+        # the Browser procedures take jurisdictions as an optional last argument, which the
+        # rewrite does not force: refuse them to a principal restricted to jurisdictions
+        raise Forbidden("custom.substrate_retrieval_* procedures are not available to a "
+                        "principal restricted to jurisdictions; use MATCH patterns",
+                        {"procedures": list(scoped.procedures)})
     # $__tenant, $__v, $__clearance, $__jurisdictions: the scope's template parameters
     all_params = {**params, **scope_parameters(scope)}
     await explain(driver, scoped, all_params, timeout)

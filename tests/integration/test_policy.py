@@ -248,6 +248,19 @@ def test_stored_risk_rankings_respect_jurisdictions(stack: Settings, tenant: str
     assert "billing-us" not in json.dumps(eu.json())
 
 
+def test_browser_procedures_in_cypher_are_refused_to_a_restricted_principal(
+    stack: Settings, tenant: str,
+) -> None:
+    call = {"query": "CALL custom.substrate_retrieval_dependencies('x', 1, [], "
+                     "'service:checkout') YIELD target RETURN target"}
+    with gateway(stack, key=key_for(stack, tenant, jurisdictions=("EU",))) as client:
+        refused = client.post("/cypher", json=call)
+    assert refused.status_code == 403, refused.text
+    assert "jurisdictions" in refused.json()["error"]["message"]
+    with gateway(stack, key=key_for(stack, tenant)) as client:
+        assert client.post("/cypher", json=call).status_code == 200
+
+
 # --- community summaries per clearance and per snapshot ----------------------------------------
 @pytest.fixture(scope="module")
 def communities(stack: Settings, driver: Driver) -> Iterator[tuple[str, int, int]]:

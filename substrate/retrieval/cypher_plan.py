@@ -94,10 +94,15 @@ def _op(plan: Any) -> _Op:
                tuple(_op(c) for c in plan.get("children") or ()))
 
 
-def _walk(op: _Op, ancestors: tuple[_Op, ...] = ()) -> Iterator[tuple[_Op, tuple[_Op, ...]]]:
-    yield op, ancestors
-    for child in op.children:
-        yield from _walk(child, (*ancestors, op))
+def _walk(op: _Op, ancestors: tuple[_Op, ...] = (), args: frozenset[str] = frozenset()
+          ) -> Iterator[tuple[_Op, tuple[_Op, ...], frozenset[str]]]:
+    """Each operator with its ancestors and the arguments it receives: the right-hand side of
+    an Apply-like operator (and a quantified path's inner plan) gets the left side's rows."""
+    yield op, ancestors, args
+    passes = "Apply" in op.kind or op.kind in ("Repeat(Trail)", "Trail")
+    for i, child in enumerate(op.children):
+        child_args = args | op.children[0].identifiers if passes and i > 0 else args
+        yield from _walk(child, (*ancestors, op), child_args)
 
 
 def _ref(v: str) -> str:
@@ -141,8 +146,8 @@ def check_plan(plan: Any, query_type: str | None) -> None:
     if query_type != "r":
         raise Forbidden("only read-only queries are allowed", {"plan_query_type": query_type})
     root = _op(plan)
-    for op, ancestors in _walk(root):
-        introduced = op.identifiers.difference(*(c.identifiers for c in op.children))
+    for op, ancestors, args in _walk(root):
+        introduced = op.identifiers.difference(args, *(c.identifiers for c in op.children))
         if op.kind in REFUSED_OPERATORS:
             raise _refuse(op, REFUSED_OPERATORS[op.kind])
         if op.kind == "CartesianProduct" and op.estimated_rows > MAX_CARTESIAN_ROWS:

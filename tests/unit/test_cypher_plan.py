@@ -80,3 +80,12 @@ def test_a_composite_unique_seek_on_the_tenant_covers_the_tenant_part() -> None:
     other = op("NodeUniqueIndexSeek", ["s"], "UNIQUE s:Service(ceid) WHERE ceid = $id")
     with pytest.raises(BadRequest):
         check_plan(op("ProduceResults", ["s"], "s", op("Filter", ["s"], rest, other)), "r")
+
+
+def test_arguments_of_an_apply_are_not_introduced_by_the_inner_seek() -> None:
+    rest = NODE_N
+    lhs = op("Projection", ["ids"], "$ids AS ids")
+    rhs = op("Filter", ["ids", "n"], rest, op("NodeIndexSeek", ["ids", "n"],
+                                              "RANGE INDEX n:Entity(tenant_id) WHERE tenant_id "
+                                              "= $__tenant"))
+    check_plan(op("ProduceResults", ["n"], "n", op("Apply", ["ids", "n"], "", lhs, rhs)), "r")

@@ -104,7 +104,8 @@ async def explain(driver: AsyncDriver, scoped: ScopedQuery, params: dict[str, An
 async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: dict[str, Any],
                      row_limit: int, timeout: float, max_bytes: int) -> dict[str, Any]:
     started = time.perf_counter()
-    scoped = scope_query(query, params)
+    scoped = scope_query(query, params,
+                         jurisdictions_restricted=scope.params().get("jurisdictions") is not None)
     if scope.jurisdictions is not None and scoped.procedures:
         # the Browser procedures take jurisdictions as an optional last argument, which the
         # rewrite does not force: refuse them to a principal restricted to jurisdictions

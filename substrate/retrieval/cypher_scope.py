@@ -19,7 +19,9 @@ Allow-list (every grammar rule of the parse tree must be on ``ALLOWED_RULES``):
   ``apoc.cypher.*``...) is refused — a function could fetch elements outside any pattern.
 * Procedures: only ``custom.substrate_retrieval_*`` (the read templates installed for Neo4j
   Browser): their first three arguments are replaced with ``$__tenant, $__v, $__clearance``,
-  so the template's own scoping applies. Every other procedure is refused: index queries return
+  so the template's own scoping applies (not for a reader restricted to jurisdictions: the
+  procedures' trailing ``jurisdictions`` argument is optional, so none is allowed then).
+  Every other procedure is refused: index queries return
   a global top-k (how many of the tenant's come back depends on other tenants' data), APOC
   path expansion and GDS streams read outside any pattern, and ``db.labels()``-style metadata
   tells which labels other tenants use.
@@ -243,6 +245,7 @@ class _Rewrite:
     counter: int = 0
     procedures: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
+    jurisdictions_restricted: bool = False
 
     def name(self, prefix: str) -> str:
         self.counter += 1
@@ -359,6 +362,10 @@ def _scope_procedure(node: Tree, rw: _Rewrite) -> None:
     assert name_node is not None
     name = _qualified(name_node, rw)
     rw.procedures.append(name)
+    if rw.jurisdictions_restricted:
+        raise refuse(f"procedure {name}", "a principal restricted to jurisdictions cannot call "
+                     "procedures in /cypher (their jurisdictions argument is optional)",
+                     node.start)
     if not name.startswith(SCOPED_PROCEDURE_PREFIX):
         raise refuse(f"procedure {name}", "only custom.substrate_retrieval_* procedures run in "
                      "/cypher: other procedures read outside the tenant's scope", node.start)
@@ -444,11 +451,13 @@ def _emit_host(host: Tree, preds: list[str], rw: _Rewrite) -> None:
     rw.wrap(expr, conj)
 
 
-def scope_query(query: str, params: dict[str, Any] | None = None) -> ScopedQuery:
-    """Parse, check and rewrite ``query`` (no ``AT``); raise ``BadRequest``/``Forbidden``."""
+def scope_query(query: str, params: dict[str, Any] | None = None, *,
+                jurisdictions_restricted: bool = False) -> ScopedQuery:
+    """Parse, check and rewrite ``query`` (no ``AT``); raise ``BadRequest``/``Forbidden``.
+    ``jurisdictions_restricted``: the reader sees only some jurisdictions (no procedures)."""
     root = parse(query)
     _check_rules(root)
-    rw = _Rewrite(query, dict(params or {}))
+    rw = _Rewrite(query, dict(params or {}), jurisdictions_restricted=jurisdictions_restricted)
     for node in root.walk():
         if node.rule == "shortestPathExpression":
             raise refuse("shortestPath expression", "use MATCH p = shortestPath(...) so its "

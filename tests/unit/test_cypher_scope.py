@@ -179,3 +179,11 @@ def test_scope_parameters_follow_the_read_scope() -> None:
     params = scope_parameters(scope)
     assert params["__tenant"] == "t" and params["__v"] == 3
     assert params["__clearance"] == ["public"]
+
+
+def test_a_reader_restricted_to_jurisdictions_calls_no_procedure() -> None:
+    query = ("CALL custom.substrate_retrieval_ownership('t', 1, ['public'], 'service:x') "
+             "YIELD owner RETURN owner")
+    with pytest.raises(BadRequest) as info:
+        scope_query(query, jurisdictions_restricted=True)
+    assert "jurisdictions" in info.value.message

@@ -267,15 +267,23 @@ def prepare(settings: Settings, driver: Driver, org: Org, tenant: str, embed: bo
     return figures
 
 
-def run_size(settings: Settings, driver: Driver, size: str, keep: bool) -> dict[str, Any]:
+def run_size(settings: Settings, driver: Driver, size: str, keep: bool,
+             reuse: str | None = None) -> dict[str, Any]:
+    """``reuse``: a tenant this benchmark loaded before (``--keep``): measure it again; its
+    load figures are the ones saved when it was loaded."""
     org = generate(size, SEED)
-    tenant = f"t-scale-{size.lower()}-{secrets.token_hex(3)}"
+    tenant = reuse or f"t-scale-{size.lower()}-{secrets.token_hex(3)}"
+    saved = settings.home / "bench" / f"scale-load-{tenant}.json"
     print(f"=== size {size}: {len(org.edges()):,} edges, tenant {tenant}", flush=True)
     embed = size != "L" or os.environ.get("BENCH_SCALE_EMBED_L") == "1"
     result: dict[str, Any] = {"size": size, "target_edges": org.target_edges,
                               "tenant": tenant, "landmarks": org.landmarks}
     try:
-        result["load"] = prepare(settings, driver, org, tenant, embed)
+        if reuse:
+            result["load"] = {**json.loads(saved.read_text()), "reused": True}
+        else:
+            result["load"] = prepare(settings, driver, org, tenant, embed)
+            saved.write_text(json.dumps(result["load"]) + "\n")
         result.update(asyncio.run(measure_http(settings, tenant, org)))
         for d in result["direct"]:
             raw = d.pop("raw")
@@ -385,6 +393,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default=default)
     parser.add_argument("--keep", action="store_true", help="keep the tenants afterwards")
+    parser.add_argument("--tenant", help="measure this kept tenant again (one size only)")
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     settings = Settings.from_env()
     out_dir = settings.home / "bench"
@@ -394,7 +403,8 @@ def main(argv: list[str] | None = None) -> None:
     sizes = []
     try:
         for size in [s.strip().upper() for s in args.sizes.split(",") if s.strip()]:
-            sizes.append(run_size(settings, driver, size, args.keep))
+            sizes.append(run_size(settings, driver, size, args.keep or bool(args.tenant),
+                                  args.tenant))
     finally:
         driver.close()
     figures = {"benchmark": "scale", "seed": SEED, "repeats": REPEATS, "sizes": sizes,

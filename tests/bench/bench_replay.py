@@ -95,10 +95,12 @@ def run(repos: list[str], full: bool) -> dict[str, Any]:
     rows = []
     for name in repos:
         repo = clone(settings, name)
-        until = window_end(repo, WINDOW)
-        row: dict[str, Any] = {"repository": name, "window_until": until,
-                               "window_without_filter": in_process(repo, until, False),
-                               "window_with_filter": in_process(repo, until, True)}
+        row: dict[str, Any] = {"repository": name}
+        if WINDOW > 0:  # BENCH_REPLAY_WINDOW=0: the full histories only
+            until = window_end(repo, WINDOW)
+            row |= {"window_until": until,
+                    "window_without_filter": in_process(repo, until, False),
+                    "window_with_filter": in_process(repo, until, True)}
         if full:
             row["full_history_with_filter"] = in_process(repo, None, True)
         print(json.dumps(row), flush=True)

@@ -1,7 +1,8 @@
 """Authentication, as the outermost pure ASGI middleware: who is calling, from where.
 
 Every HTTP request and WebSocket must present credentials, except liveness, readiness and
-the OpenAPI document:
+the OpenAPI document. This module only reads the request; what the credentials are worth
+is decided by :class:`substrate.security.authenticate.Authenticator`:
 
 * ``Authorization: Bearer sk_…`` — an API key (:mod:`substrate.security.apikeys`);
 * ``Authorization: Bearer <JWT>`` — an OIDC token checked against the configured JWKS
@@ -16,7 +17,7 @@ Before that: the ``Host`` header must name an allowed host (DNS rebinding: a pag
 ``application/json`` (415): a cross-site form cannot post to the gateway. The principal and a
 request id go into ``scope["state"]`` (``request.state.principal``/``request_id``); the id is
 echoed as ``X-Request-Id``. Refusals are JSON error bodies (401 with ``WWW-Authenticate``,
-400, 415; a WebSocket is closed with 1008) and are written to the policy audit.
+400, 403, 415; a WebSocket is closed with 1008) and are written to the policy audit.
 """
 
 from __future__ import annotations
@@ -28,15 +29,21 @@ import uuid
 from typing import Any
 from urllib.parse import parse_qs
 
+from psycopg_pool import AsyncConnectionPool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.limits import _send_error
-from substrate.errors import BadRequest, SubstrateError, Unauthorized, UnsupportedMediaType
+from substrate.errors import (
+    BadRequest,
+    Forbidden,
+    SubstrateError,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from substrate.security import audit
-from substrate.security.apikeys import KeyVerifier
 from substrate.security.audit import PolicyDecision
+from substrate.security.authenticate import Authenticator, Credentials
 from substrate.security.principal import Principal
-from substrate.security.tokens import TokenInvalid, TokenVerifier
 from substrate.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -64,14 +71,16 @@ class AuthMiddleware:
         self.settings = settings or Settings.from_env()
         self.hosts = {h.lower() for h in self.settings.host_allow_list}
         self.origins = {o.lower().rstrip("/") for o in self.settings.origin_allow_list}
-        self.tokens = TokenVerifier(self.settings)
-        self._keys: KeyVerifier | None = None
+        self.authenticator = Authenticator(self.settings, self._pool)
+        self._app_state: Any = None
         self._pending: set[asyncio.Task[None]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        if self._app_state is None and "app" in scope:
+            self._app_state = scope["app"].state
         headers = _headers(scope)
         state = scope.setdefault("state", {})
         incoming = headers.get(b"x-request-id", "")
@@ -103,7 +112,7 @@ class AuthMiddleware:
     def _check_origin(self, headers: dict[bytes, str]) -> None:
         origin = headers.get(b"origin")
         if origin is not None and origin.lower().rstrip("/") not in self.origins:
-            raise Unauthorized("WebSocket Origin not allowed (ALLOWED_ORIGINS)",
+            raise Forbidden("WebSocket Origin not allowed (ALLOWED_ORIGINS)",
                                {"origin": origin[:100]})
 
     @staticmethod
@@ -114,41 +123,17 @@ class AuthMiddleware:
                                        {"content_type": kind or None})
 
     async def _authenticate(self, scope: Scope, headers: dict[bytes, str]) -> Principal:
-        upstream = headers.get(b"x-substrate-identity")
-        if upstream:
-            return self._token(self.tokens.verify_upstream, upstream)
-        scheme, _, token = headers.get(b"authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            token = ""
-            if scope["type"] == "websocket":
-                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-                token = (query.get("access_token") or [""])[0]
-            if not token:
-                raise Unauthorized("credentials required: Authorization: Bearer <API key or "
-                                   "token>")
-        token = token.strip()
-        if token.startswith("sk_"):
-            principal = await self._key_verifier(scope).verify(token)
-            if principal is None:
-                raise Unauthorized("unknown or revoked API key")
-            return principal
-        return self._token(self.tokens.verify, token)
+        access_token = ""
+        if scope["type"] == "websocket":
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+            access_token = (query.get("access_token") or [""])[0]
+        return await self.authenticator.authenticate(Credentials.from_authorization(
+            headers.get(b"authorization", ""), headers.get(b"x-substrate-identity", ""),
+            access_token))
 
-    @staticmethod
-    def _token(verify: Any, token: str) -> Principal:
-        try:
-            principal: Principal = verify(token)
-        except TokenInvalid as exc:
-            raise Unauthorized(str(exc)) from exc
-        return principal
-
-    def _key_verifier(self, scope: Scope) -> KeyVerifier:
-        if self._keys is None:
-            read = getattr(scope["app"].state, "read", None)
-            if read is None or read.pool is None:
-                raise Unauthorized("the service is starting; try again")
-            self._keys = KeyVerifier(read.pool)
-        return self._keys
+    def _pool(self) -> AsyncConnectionPool[Any] | None:
+        read = getattr(self._app_state, "read", None) if self._app_state else None
+        return getattr(read, "pool", None)
 
     # --- answers -------------------------------------------------------------------------
     @staticmethod

@@ -3,7 +3,8 @@
 Authentication (API keys, OIDC/JWT bearer tokens, a signed upstream token) produces a
 :class:`Principal`; the gateway keeps it in ``request.state.principal`` (ASGI
 ``scope["state"]["principal"]``) and ``request.state.request_id``. Request headers such as
-``X-Tenant`` and ``X-Clearance`` may only *narrow* the grant (:meth:`Principal.narrow`).
+``X-Tenant`` and ``X-Clearance`` may only *narrow* the grant (:meth:`Principal.tenant_for`,
+:meth:`Principal.clearance_for`).
 """
 
 from __future__ import annotations

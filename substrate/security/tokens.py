@@ -62,6 +62,12 @@ class TokenVerifier:
                                         lifespan=300, timeout=5)
                         if settings.oidc_jwks_url else None)
         self._file_keys: dict[str, Any] | None = None
+        self._file_mtime = 0
+
+    @property
+    def fetches_keys(self) -> bool:
+        """True when verifying may fetch the JWKS over the network (run it off the loop)."""
+        return self._client is not None
 
     @property
     def enabled(self) -> bool:
@@ -70,10 +76,12 @@ class TokenVerifier:
     def _key(self, token: str) -> Any:
         if self._client is not None:
             return self._client.get_signing_key_from_jwt(token).key
-        if self._file_keys is None:
-            data = json.loads(Path(self.settings.oidc_jwks_file).read_text())
-            jwks = jwt.PyJWKSet.from_dict(data)
+        path = Path(self.settings.oidc_jwks_file)
+        mtime = path.stat().st_mtime_ns
+        if self._file_keys is None or mtime != self._file_mtime:  # rotated: read again
+            jwks = jwt.PyJWKSet.from_dict(json.loads(path.read_text()))
             self._file_keys = {k.key_id or "": k.key for k in jwks.keys}
+            self._file_mtime = mtime
         kid = jwt.get_unverified_header(token).get("kid") or ""
         if kid not in self._file_keys:
             if len(self._file_keys) == 1 and not kid:
@@ -96,6 +104,8 @@ class TokenVerifier:
             raise TokenInvalid("the token has expired") from e
         except jwt.InvalidTokenError as e:
             raise TokenInvalid(f"invalid token: {type(e).__name__}") from e
+        except (OSError, ValueError, jwt.PyJWKSetError) as e:
+            raise TokenInvalid("the signing keys (OIDC_JWKS_FILE) could not be read") from e
         return principal_from_claims(claims, self.settings.oidc_claims, "jwt", "jwt")
 
     def verify_upstream(self, token: str) -> Principal:

@@ -23,6 +23,7 @@ from substrate.settings import Settings
 ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"]
 LEEWAY_S = 30
 REQUIRED = ["exp", "iat", "sub"]
+MIN_UPSTREAM_SECRET_BYTES = 32
 
 
 class TokenInvalid(Exception):
@@ -112,6 +113,8 @@ class TokenVerifier:
         secret = self.settings.upstream_identity_secret
         if not secret:
             raise TokenInvalid("no trusted upstream is configured")
+        if len(secret.encode()) < MIN_UPSTREAM_SECRET_BYTES:  # a guessable HS256 key: refuse
+            raise TokenInvalid("UPSTREAM_IDENTITY_SECRET is too short (32 bytes at least)")
         try:
             claims = jwt.decode(token, secret, algorithms=["HS256"], leeway=LEEWAY_S,
                                 audience=self.settings.oidc_audience or None,

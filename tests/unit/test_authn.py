@@ -143,6 +143,10 @@ def test_upstream_identity_needs_the_shared_secret(settings: Settings) -> None:
                 token()):  # an RS256 token is not an upstream identity
         with pytest.raises(TokenInvalid):
             TokenVerifier(settings).verify_upstream(bad)
+    short = Settings.from_env({"SUBSTRATE_HOME": str(settings.home),
+                               "UPSTREAM_IDENTITY_SECRET": "short"})
+    with pytest.raises(TokenInvalid, match="too short"):
+        TokenVerifier(short).verify_upstream(jwt.encode(claims, SECRET, "HS256"))
 
 
 def test_grants_are_validated() -> None:

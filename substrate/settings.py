@@ -54,6 +54,16 @@ ENV_DEFAULTS: dict[str, str] = {
     "CHAT_URL": "",  # OpenAI-compatible chat endpoint base URL; empty: deterministic fallbacks
     "CHAT_MODEL": "",
     "RERANK_URL": "",  # bge-reranker style /rerank endpoint; empty: local reranker
+    # model roles (substrate/llm/roles.py), each an optional OpenAI-compatible endpoint;
+    # explain falls back to CHAT_URL/CHAT_MODEL, cypher to explain
+    "MODEL_CYPHER_URL": "", "MODEL_CYPHER_NAME": "", "MODEL_CYPHER_TIMEOUT_SECONDS": "10",
+    "MODEL_EXPLAIN_URL": "", "MODEL_EXPLAIN_NAME": "", "MODEL_EXPLAIN_TIMEOUT_SECONDS": "30",
+    "MODEL_SCOUT_URL": "", "MODEL_SCOUT_NAME": "", "MODEL_SCOUT_TIMEOUT_SECONDS": "60",
+    "MODEL_MAX_RETRIES": "2",  # retries with exponential backoff (connection errors, 429, 5xx)
+    "MODEL_CONCURRENCY": "4",  # requests in flight per role, per replica
+    "MODEL_COSTS": "",  # "role=USD per 1000 tokens,...": cost in each response's accounting
+    "NL_CYPHER_TRANSLATOR": "auto",  # auto (embedded, then the cypher role) | embedded | model
+    "HYDE_THRESHOLD": "0.55",  # HyDE when the best raw cosine is below this (RSN-03)
     "VERIFY_THRESHOLD": "0.92",
     "INTENT_THRESHOLD": "0.6",
     "CACHE_TTL_SECONDS": "900",

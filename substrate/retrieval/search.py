@@ -28,6 +28,7 @@ from substrate.retrieval.evidence import build_bundle, build_confidence
 from substrate.retrieval.fusion import RankedHit, rrf_fuse
 from substrate.retrieval.linking import link_entities
 from substrate.retrieval.mentions import entity_candidates
+from substrate.retrieval.nl_cypher import hook as nl_cypher
 from substrate.retrieval.registry import STRATEGIES, plan_for
 from substrate.retrieval.rerank import HttpReranker, LocalReranker
 from substrate.retrieval.router import classify
@@ -104,6 +105,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     mentions = list(dict.fromkeys([*route.mentions, *entity_candidates(query)]))
     ctx.seeds = await link_entities(ctx.reader, ctx.scope, mentions)
     plan = list(options.strategies or plan_for(route.intent))
+    if options.strategies is None:  # NL→Cypher leads where no structured family answers well
+        plan = await nl_cypher.plan_with_fallback(ctx, plan)
     unknown = [n for n in plan if n not in STRATEGIES]
     if unknown:
         raise BadRequest("unknown strategies", {"unknown": unknown, "known": sorted(STRATEGIES)})
@@ -122,6 +125,7 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     results, resolutions = resolve_conflicts(results, load_ontology(), options.conflict_strategy)
     context = _context(results, fused, options.token_budget)
     text, citations = answers.compose(str(route.intent), results, fused)
+    text, citations = nl_cypher.answer(results, text, citations)
     if chat is not None:
         try:
             evidence = redact("\n".join(i.text for i in context.items))[0]  # PII stays out
@@ -130,7 +134,7 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
             failed["explain"] = repr(exc)[:300]
     await emit("answer", {"answer": text, "citations": citations})
     bundle = build_bundle(ctx, results, context, asserted, resolutions)
-    confidence = build_confidence(ctx, results, plan, bool(failed))
+    confidence = nl_cypher.flag(build_confidence(ctx, results, plan, bool(failed)), results)
     counterfactual = None
     cf_options = CounterfactualOptions.parse(options.counterfactual)
     if cf_options is not None:
@@ -140,7 +144,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     await emit("bundle", {"evidence_bundle": bundle, "confidence": confidence})
     return {
         "query": query, "answer": text, "citations": citations,
-        "route": {**route.to_dict(), "why": _why(route)}, "entities": ctx.seeds,
+        "route": {**route.to_dict(), "why": _why(route), **nl_cypher.route_fields(results)},
+        "entities": ctx.seeds,
         "results": [h.__dict__ for h in fused],
         "strategies": {n: {"status": "ok", "hits": len(r.hits), "truncated": r.truncated,
                            "note": r.note} for n, r in results.items()}

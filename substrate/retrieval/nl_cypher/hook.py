@@ -1,0 +1,94 @@
+"""Where the ``nl_cypher`` strategy meets the /search pipeline (``search.py`` calls these).
+
+The router's structured families answer one-hop questions about a named entity well ("what
+does payment depend on?", "who owns checkout?"); every other question the embedded
+translator reads (counts, negation, comparisons, superlatives, compositions, lists of a
+label), every ``free_text`` question and every weakly routed one goes to ``nl_cypher`` first,
+with hybrid retrieval (vector, keyword) beside it as the fallback. Its answer replaces the
+composed one when it returned rows; when it fell back, ``low_confidence_warning`` is set with
+the reason.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from substrate.llm.roles import role_config
+from substrate.retrieval.answer import Citation
+from substrate.retrieval.context import SearchContext, StrategyResult
+from substrate.retrieval.nl_cypher import answer as nl_answer
+from substrate.retrieval.nl_cypher.parser import parse
+from substrate.retrieval.nl_cypher.plan import Plan
+from substrate.retrieval.nl_cypher.schema import load_schema
+from substrate.retrieval.nl_cypher.strategy import NAME, translator_mode
+from substrate.retrieval.nl_cypher.tagger import Unparsed
+from substrate.retrieval.router import Intent
+
+FAMILIES_ANSWER = {Intent.DEPENDENCY, Intent.CALLERS, Intent.OWNERSHIP,
+                   Intent.DECISION_RATIONALE, Intent.EPIC_IMPACT, Intent.INTENT_MISMATCH,
+                   Intent.TEMPORAL, Intent.STRATEGIC_RISKS}
+WELL_ROUTED = 0.5
+HYBRID = ("vector", "keyword")
+
+
+def _one_hop_about_an_entity(plan: Plan) -> bool:
+    conds = plan.subject.conds
+    return (plan.mode == "list" and len(conds) == 1 and conds[0].kind == "rel"
+            and not conds[0].negated and conds[0].other is not None
+            and [c.kind for c in conds[0].other.conds] == ["ceid"])
+
+
+async def claims(ctx: SearchContext) -> bool:
+    """Does ``nl_cypher`` lead for this question?"""
+    route = ctx.route
+    weak = route.intent is Intent.FREE_TEXT or route.confidence < WELL_ROUTED
+    mode = translator_mode(ctx)
+    if mode in ("auto", "embedded"):
+        schema, _ = await load_schema(ctx.reader, ctx.scope)
+        try:
+            plan = parse(ctx.query, schema, datetime.now(UTC))
+        except Unparsed:
+            plan = None
+        if plan is not None:
+            return weak or route.intent not in FAMILIES_ANSWER or not _one_hop_about_an_entity(plan)
+    return weak and mode in ("auto", "model") and role_config(ctx.settings, "cypher").configured
+
+
+async def plan_with_fallback(ctx: SearchContext, plan: list[str]) -> list[str]:
+    if NAME in plan or not await claims(ctx):
+        return plan
+    return [NAME, *dict.fromkeys([*plan, *HYBRID])]
+
+
+def _fact(results: dict[str, StrategyResult]) -> dict[str, Any] | None:
+    r = results.get(NAME)
+    return r.facts[0] if r is not None and r.facts else None
+
+
+def answer(results: dict[str, StrategyResult], text: str,
+           citations: list[Citation]) -> tuple[str, list[Citation]]:
+    fact = _fact(results)
+    if fact is None or "rows" not in fact:
+        return text, citations
+    return nl_answer.compose(fact)
+
+
+def route_fields(results: dict[str, StrategyResult]) -> dict[str, Any]:
+    fact = _fact(results)
+    if fact is None:
+        return {}
+    return {"cypher": fact.get("cypher"), "cypher_params": fact.get("params"),
+            "translator": fact.get("translator"), "nl_cypher": {
+                "attempts": [{k: v for k, v in a.items() if k != "result"}
+                             for a in fact["attempts"]],
+                "fallback": fact.get("fallback"), "usage": fact["usage"]}}
+
+
+def flag(confidence: dict[str, Any], results: dict[str, StrategyResult]) -> dict[str, Any]:
+    fact = _fact(results)
+    if fact is not None and fact.get("fallback"):
+        return {**confidence, "low_confidence_warning": True,
+                "low_confidence_reason": "NL→Cypher fell back to hybrid retrieval: "
+                                         + str(fact["fallback"])}
+    return confidence

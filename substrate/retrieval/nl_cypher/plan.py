@@ -1,0 +1,51 @@
+"""The query IR of the embedded translator: what to match, how to answer (list, count, rank).
+
+A :class:`Node` is a pattern variable with labels and conditions; a :class:`Cond` is a
+property equality, an id, a time window on the node's date, or a relationship to another
+:class:`Node` (possibly negated, possibly counted against a number). ``cypher/nl/select.cypher.j2``
+renders a :class:`Plan`; every user value is a ``$param`` in ``Plan.params``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Cond:
+    kind: str  # prop | ceid | date | rel | count
+    key: str = ""
+    param: str = ""
+    types: tuple[str, ...] = ()
+    direction: str = "out"  # out: (node)-[]->(other); in: (node)<-[]-(other)
+    other: Node | None = None
+    negated: bool = False
+    op: str = ""  # count comparator
+    since: str = ""  # time window parameters (on the relationship for rel, the node for date)
+    until: str = ""
+
+
+@dataclass
+class Node:
+    var: str
+    labels: tuple[str, ...]
+    conds: list[Cond] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    mode: str  # list | count | rank
+    subject: Node
+    rank: Cond | None = None
+    order: str = "DESC"
+    limit_param: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    reading: str = ""
+    shape: str = ""  # the question shape (for the benchmark's per-shape accuracy)
+
+    def context(self) -> dict[str, Any]:
+        """The Jinja context of ``cypher/nl/select.cypher.j2``."""
+        return {"mode": self.mode, "subject": asdict(self.subject),
+                "rank": asdict(self.rank) if self.rank else None, "order": self.order,
+                "limit_param": self.limit_param}

@@ -1,0 +1,109 @@
+"""The embedded NL→Cypher translator on a hand-made schema: shapes, typing, refusals."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from substrate.cypher import CypherLibrary
+from substrate.retrieval.nl_cypher.emit import to_cypher
+from substrate.retrieval.nl_cypher.lexicon import entity_phrases
+from substrate.retrieval.nl_cypher.parser import Schema, parse
+from substrate.retrieval.nl_cypher.tagger import Unparsed
+from substrate.retrieval.nl_cypher.timewin import find_windows
+
+NOW = datetime(2026, 11, 22, tzinfo=UTC)
+TRIPLES = frozenset({
+    ("Service", "CALLS", "Service"), ("Service", "DEPENDS_ON", "Infrastructure"),
+    ("Service", "DEPENDS_ON", "Service"), ("Team", "OWNS", "Service"),
+    ("Team", "PRIMARY_OWNER", "Service"), ("Developer", "OWNS", "Service"),
+    ("Developer", "MEMBER_OF", "Team"), ("DecisionNode", "SUPERSEDES", "DecisionNode"),
+    ("DecisionNode", "WHY", "Service"), ("FailurePattern", "AFFECTED", "Service"),
+})
+ENTITIES = entity_phrases([
+    {"ceid": "team:payments", "label": "Team", "name": "Payments"},
+    {"ceid": "service:payment", "label": "Service", "name": "payment",
+     "aliases": ["paymentservice"]},
+    {"ceid": "service:checkout", "label": "Service", "name": "checkout"},
+    {"ceid": "service:search", "label": "Service", "name": "search"},
+    {"ceid": "adr:0003", "label": "DecisionNode", "name": "Synchronous REST"},
+])
+SCHEMA = Schema(TRIPLES, ENTITIES)
+
+
+def cypher(question: str) -> tuple[str, dict[str, object], str]:
+    plan = parse(question, SCHEMA, NOW)
+    text, params = to_cypher(CypherLibrary.load(), plan)
+    return " ".join(text.split()), params, plan.shape
+
+
+def test_two_hop_composition_types_call_to_a_database_as_depends_on() -> None:
+    text, params, _ = cypher("Which services owned by team payments call a database?")
+    assert "MATCH (n:Service) WHERE EXISTS { MATCH (n)<-[:OWNS|PRIMARY_OWNER]-(m1:Team)" in text
+    assert "(n)-[:DEPENDS_ON]->(m2:Infrastructure) WHERE m2.kind = $p1" in text
+    assert params == {"p0": "team:payments", "p1": "database"}
+
+
+def test_negation_with_no_owner() -> None:
+    text, params, _ = cypher("list services with no owner")
+    assert "NOT EXISTS { MATCH (n)<-[:OWNS|PRIMARY_OWNER]-(m1:Developer|Team) }" in text
+    assert params == {}
+
+
+def test_comparison_counts_distinct_services() -> None:
+    text, params, _ = cypher("Which teams own more than three services?")
+    assert "COUNT { MATCH (n)-[:OWNS|PRIMARY_OWNER]->(m1:Service) RETURN DISTINCT m1 } > $p0" \
+        in text
+    assert params == {"p0": 3}
+
+
+def test_count_of_superseded_adrs_in_a_month_filters_the_edge_time() -> None:
+    text, params, shape = cypher("How many ADRs were superseded in September 2026?")
+    assert shape == "count" and "RETURN count(DISTINCT n) AS count" in text
+    assert "r_m1.valid_from_ts >= datetime($p0) AND r_m1.valid_from_ts < datetime($p1)" in text
+    assert params == {"p0": "2026-09-01T00:00:00+00:00", "p1": "2026-10-01T00:00:00+00:00"}
+
+
+@pytest.mark.parametrize(("question", "shape"), [
+    ("what is the most depended-on service?", "rank_adj_first"),
+    ("which team owns the most services", "rank_rel"),
+    ("which service has the most callers", "rank_noun"),
+    ("who owns checkout", "who"),
+    ("what does paymentservice depend on", "objects"),
+    ("which services does checkout call?", "listing_objects"),
+    ("owners of checkout", "noun_of"),
+    ("how many incidents affected checkout?", "count"),
+])
+def test_shapes(question: str, shape: str) -> None:
+    assert cypher(question)[2] == shape
+
+
+def test_user_values_are_parameters_never_text() -> None:
+    text, params, _ = cypher("which services call payment")
+    assert "service:payment" not in text and params == {"p0": "service:payment"}
+
+
+def test_an_entity_named_like_a_word_reads_as_the_entity_after_its_label() -> None:
+    _, params, _ = cypher("which services call service search")
+    assert params == {"p0": "service:search"}
+
+
+@pytest.mark.parametrize(("question", "reason"), [
+    ("what is the meaning of life", "words outside the vocabulary: meaning, life"),
+    ("which teams call a database", "'call' does not connect Team and Infrastructure"),
+    ("which incidents supersede checkout", "does not connect"),
+    ("services services services", "no reading"),
+])
+def test_what_it_cannot_parse_it_says(question: str, reason: str) -> None:
+    with pytest.raises(Unparsed, match=reason):
+        parse(question, SCHEMA, NOW)
+
+
+def test_time_windows() -> None:
+    (w,) = find_windows("ADRs superseded last quarter", NOW)
+    assert (w.start, w.end) == (datetime(2026, 7, 1, tzinfo=UTC), datetime(2026, 10, 1, tzinfo=UTC))
+    (w,) = find_windows("incidents before 2026-09-01", NOW)
+    assert (w.start, w.end) == (None, datetime(2026, 9, 1, tzinfo=UTC))
+    (w,) = find_windows("PRs in Q3 2026", NOW)
+    assert w.start == datetime(2026, 7, 1, tzinfo=UTC)

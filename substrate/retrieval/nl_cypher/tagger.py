@@ -48,7 +48,8 @@ def _positional(slot: Slot, first: bool) -> Slot:
     """"which"/"who" open a question (WH, WHO) and relate a clause elsewhere (THAT)."""
     if first:
         return sorted(slot, key=lambda t: t.kind not in ("WH", "WHO", "COUNT"))
-    return [t for t in slot if t.kind not in ("WH", "WHO")] or slot
+    rest = [t for t in slot if t.kind not in ("WH", "WHO")]
+    return rest or [Tagged("AUX", None, slot[0].text)]  # "... are there": no question word
 
 
 def tag(question: str, entities: dict[tuple[str, ...], list[tuple[str, str]]],

@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 
 from substrate.retrieval.timephrases import MONTHS
 
-_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")
 _DAY = (r"(\d{4})-(\d{2})-(\d{2})"
         rf"|{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})")
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -21,7 +22,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                     r"\s+quarter\b"),
         ("q", r"\b(?:in\s+|during\s+)?q([1-4])\s+(\d{4})\b"),
         ("relative", r"\b(?:in\s+|during\s+)?(last|this|previous|current)\s+(month|year)\b"),
-        ("month", rf"\b(?:in\s+|during\s+)?{_MONTH}(?:\s+(\d{{4}}))?\b"),
+        ("month", rf"\b(?:in|during)\s+{_MONTH}(?:\s+(\d{{4}}))?\b"),
+        ("month", rf"\b{_MONTH}\s+(\d{{4}})\b"),
         ("year", r"\b(?:in|during)\s+(\d{4})\b"),
     ))
 

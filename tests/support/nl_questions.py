@@ -1,0 +1,65 @@
+"""The NL→Cypher execution-accuracy set (``tests/questions/*.jsonl``): questions with the
+result rows expected by reading the graphs' sources, and one evaluation of the embedded
+translator through the /cypher path (``run_cypher``) — shared by the benchmark and the test."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from substrate.retrieval.cypher_run import run_cypher
+from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.nl_cypher.emit import to_cypher
+from substrate.retrieval.nl_cypher.parser import parse
+from substrate.retrieval.nl_cypher.rows import entities
+from substrate.retrieval.nl_cypher.schema import load_schema
+from substrate.retrieval.nl_cypher.tagger import Unparsed
+from substrate.retrieval.scope import ReadScope
+from substrate.services import Services
+
+QUESTIONS = Path(__file__).resolve().parent.parent / "questions"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    qid: str
+    question: str
+    use_case: bool
+    status: str  # right | wrong | abstained
+    ms: float
+    got: Any
+    expected: Any
+    shape: str = ""
+
+
+def load(name: str = "demo_acme.jsonl") -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (QUESTIONS / name).read_text().splitlines() if line]
+
+
+def _answer(mode: str, columns: list[str], rows: list[list[Any]]) -> Any:
+    if mode == "count":
+        return {"count": rows[0][0] if rows else 0}
+    return sorted(e["ceid"] for e in entities(columns, rows))
+
+
+async def evaluate(services: Services, scope: ReadScope, item: dict[str, Any]) -> Outcome:
+    reader = GraphReader(services.async_driver, services.cypher)
+    started = time.perf_counter()
+    schema, _ = await load_schema(reader, scope)
+    expected = item["expect"] if isinstance(item["expect"], dict) else sorted(item["expect"])
+    try:
+        plan = parse(item["q"], schema)
+    except Unparsed as exc:
+        ms = (time.perf_counter() - started) * 1000
+        return Outcome(item["id"], item["q"], item["uc"], "abstained", ms, str(exc), expected)
+    query, params = to_cypher(services.cypher, plan)
+    s = services.settings
+    result = await run_cypher(services.async_driver, scope, query, params, 1000,
+                              s.cypher_timeout_seconds, s.cypher_max_bytes)
+    ms = (time.perf_counter() - started) * 1000
+    got = _answer(plan.mode, result["columns"], result["rows"])
+    status = "right" if got == expected else "wrong"
+    return Outcome(item["id"], item["q"], item["uc"], status, ms, got, expected, plan.shape)

@@ -63,6 +63,7 @@ def routes() -> list[BaseRoute]:
         Route("/queue/{item_id}/reject", routes_queue.reject, methods=["POST"]),
         Route("/cache/stats", routes_cache.cache_stats, methods=["GET"]),
         Route("/admin/audit", routes_admin.audit_log, methods=["GET"]),
+        Route("/admin/keys", routes_admin.keys, methods=["GET"]),
         WebSocketRoute("/stream", routes_search.stream),
         Route("/openapi.json", openapi, methods=["GET"], include_in_schema=False),
     ]

@@ -1,4 +1,5 @@
-"""Administration: GET /admin/audit (the policy audit trail). Role ``admin``."""
+"""Administration: GET /admin/audit (the policy audit trail), GET /admin/keys (API keys and
+their grants, never a secret). Role ``admin``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from starlette.responses import JSONResponse
 
 from gateway.params import int_param, principal, service
 from substrate.errors import BadRequest
-from substrate.security import audit
+from substrate.security import apikeys, audit
 
 DECISIONS = ("allowed", "denied", "redacted")
 
@@ -40,3 +41,20 @@ async def audit_log(request: Request) -> JSONResponse:
                               request_id=q.get("request_id"), decision=decision,
                               before=before, limit=limit)
     return JSONResponse({"items": items})
+
+
+async def keys(request: Request) -> JSONResponse:
+    """API keys and their grants.
+    ---
+    summary: API keys (id, name, tenants, clearance, roles, jurisdictions, created, revoked)
+    description: Role admin. Secrets are never stored, so never shown; create and revoke
+      keys with `substrate keys create|revoke`.
+    responses:
+      200: {description: "items: id, name, tenants, clearance, roles, jurisdictions,
+        created_at, revoked_at"}
+      403: {description: not an admin}
+    """
+    principal(request).require_role("admin")
+    pool = service(request).pool
+    assert pool is not None
+    return JSONResponse({"items": await apikeys.list_keys_async(pool)})

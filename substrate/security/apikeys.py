@@ -77,11 +77,20 @@ def create(conn: psycopg.Connection[Any], name: str, grant: Grant) -> tuple[str,
     return key_id, f"sk_{key_id}_{secret}"
 
 
+def _listed(r: tuple[Any, ...]) -> dict[str, Any]:
+    return {"id": r[0], "name": r[1], "tenants": r[2], "clearance": r[3], "roles": r[4],
+            "jurisdictions": r[5], "created_at": r[6].isoformat(),
+            "revoked_at": r[7].isoformat() if r[7] else None}
+
+
 def list_keys(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
-    rows = conn.execute(LIST_SQL).fetchall()
-    return [{"id": r[0], "name": r[1], "tenants": r[2], "clearance": r[3], "roles": r[4],
-             "jurisdictions": r[5], "created_at": r[6].isoformat(),
-             "revoked_at": r[7].isoformat() if r[7] else None} for r in rows]
+    """Every key's id, name and grant (never a secret or its hash)."""
+    return [_listed(r) for r in conn.execute(LIST_SQL).fetchall()]
+
+
+async def list_keys_async(pool: AsyncConnectionPool[Any]) -> list[dict[str, Any]]:
+    async with pool.connection() as conn:
+        return [_listed(r) for r in await (await conn.execute(LIST_SQL)).fetchall()]
 
 
 def revoke(conn: psycopg.Connection[Any], key_id: str) -> None:

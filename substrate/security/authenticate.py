@@ -21,7 +21,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from substrate.errors import Unauthorized, Unavailable
-from substrate.security.apikeys import KeyVerifier
+from substrate.security.apikeys import CACHE_TTL_S, KeyVerifier
 from substrate.security.principal import Principal
 from substrate.security.tokens import TokenInvalid, TokenVerifier
 from substrate.settings import Settings
@@ -49,8 +49,10 @@ class Authenticator:
     """Verifies credentials; API keys need PostgreSQL, reached through ``pool`` (called
     lazily: the gateway's pool opens in its lifespan, after the middleware is built)."""
 
-    def __init__(self, settings: Settings, pool: PoolSource) -> None:
+    def __init__(self, settings: Settings, pool: PoolSource,
+                 key_cache_s: float = CACHE_TTL_S) -> None:
         self.tokens = TokenVerifier(settings)
+        self.key_cache_s = key_cache_s  # how long a verified API key is remembered
         self._pool = pool
         self._keys: KeyVerifier | None = None
 
@@ -74,7 +76,7 @@ class Authenticator:
             pool = self._pool()
             if pool is None:
                 raise Unavailable("the service is starting; try again")
-            self._keys = KeyVerifier(pool)
+            self._keys = KeyVerifier(pool, self.key_cache_s)
         return self._keys
 
     @staticmethod

@@ -38,6 +38,7 @@ from substrate.db import neo4j_driver
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
+from tests.support.gateway_client import auth
 
 N = int(os.environ.get("BENCH_CACHE_N", "200"))
 SEARCH_MISSES = int(os.environ.get("BENCH_CACHE_SEARCH_MISSES", "40"))
@@ -82,7 +83,8 @@ def hit_and_miss(client: httpx.Client, rds: redis.Redis, call: Callable[[], http
 
 def latency(settings: Settings, rds: redis.Redis) -> dict[str, Any]:
     base = f"http://{settings.gateway_host}:{settings.gateway_port}"
-    with httpx.Client(base_url=base, headers={"X-Tenant": "acme"}, timeout=120) as client:
+    with httpx.Client(base_url=base, headers=auth(settings, **{"X-Tenant": "acme"}),
+                      timeout=120) as client:
         return {
             "GET /dependencies/checkout": hit_and_miss(
                 client, rds, lambda: client.get("/dependencies/checkout"), N, N),
@@ -112,7 +114,8 @@ def invalidation(settings: Settings, rds: redis.Redis) -> dict[str, Any]:
     commit_ms, after_return_ms, gateway_ms, not_evicted = [], [], [], 0
     try:
         writer.commit(GraphBatch([svc]), source="bench", tenant=tenant)
-        with httpx.Client(base_url=base, headers={"X-Tenant": tenant}, timeout=60) as client:
+        with httpx.Client(base_url=base, headers=auth(settings, **{"X-Tenant": tenant}),
+                          timeout=60) as client:
             for i in range(WRITES):
                 client.get("/dependencies/hub")
                 key = client.get("/dependencies/hub").json()["cache"]["key"]

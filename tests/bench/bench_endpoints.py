@@ -7,7 +7,13 @@
   by ``CypherLibrary`` with the endpoint's parameters — and the gateway's overhead as the
   ratio of the two p50s (the gateway also resolves the snapshot in PostgreSQL, resolves the
   service id, and builds the evidence bundle and confidence block);
-* each figure next to the spec's latency target (reasoning-search-service.txt).
+* each figure next to the spec's latency target (reasoning-search-service.txt);
+* the latency authentication adds per request (``auth``): ``Authenticator.authenticate`` on
+  an API key remembered in-process (the hot path), on a key verified against PostgreSQL (a
+  cold key: one indexed lookup + HMAC), and on an RS256 JWT checked against a JWKS file.
+
+Requests carry the local admin key that ``substrate up`` writes (``SUBSTRATE_API_KEY``
+overrides it).
 
 The cache (``substrate/cache.py``, RSN-13) is kept out by deleting, after every request, the
 one entry the response names in ``cache.key`` (the module's own ``sr:{tenant}:e:`` key, never
@@ -25,6 +31,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -35,17 +42,26 @@ if __package__ in (None, ""):  # run as a file: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import httpx
+import jwt
+import psycopg
 import redis
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+from psycopg_pool import AsyncConnectionPool
 
 from substrate.cache import tenant_prefix
 from substrate.cypher import CypherLibrary
 from substrate.db import neo4j_driver
+from substrate.retrieval.ask import api_key
 from substrate.retrieval.scope import resolve_scope
+from substrate.security import apikeys
+from substrate.security.authenticate import Authenticator, Credentials
 from substrate.settings import Settings
 
 TENANT = "acme"
 REPEATS = 30
 WARMUP = 3
+AUTH_REPEATS = 300
 ENTRY_PREFIX = tenant_prefix(TENANT) + "e:"  # substrate.cache.cache_key's entries, nothing else
 
 # (use case, spec question shape, our question on the demo data, spec target in ms)
@@ -158,6 +174,58 @@ def driver_samples(settings: Settings, template: str, ctx: dict[str, Any],
     return samples, rows
 
 
+def _jwt_settings(settings: Settings, folder: Path) -> tuple[Settings, str]:
+    """Settings reading a JWKS file with a fresh RSA key, and a token it signed."""
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = {**json.loads(RSAAlgorithm.to_jwk(private.public_key())), "kid": "bench"}
+    (folder / "jwks.json").write_text(json.dumps({"keys": [jwk]}))
+    env = {**os.environ, "OIDC_JWKS_FILE": str(folder / "jwks.json"), "OIDC_ISSUER": "bench"}
+    now = int(time.time())
+    token = jwt.encode({"iss": "bench", "aud": settings.oidc_audience, "sub": "bench",
+                        "iat": now, "exp": now + 3600, "tenants": [TENANT]}, private,
+                       algorithm="RS256", headers={"kid": "bench"})
+    return Settings.from_env(env), token
+
+
+async def _auth_samples(settings: Settings, key: str, token: str) -> dict[str, Any]:
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(settings.postgres_dsn, min_size=1,
+                                                         max_size=2, open=False)
+    await pool.open()
+    try:
+        hot = Authenticator(settings, lambda: pool)
+        cold = Authenticator(settings, lambda: pool, key_cache_s=0.0)  # a lookup every call
+        out = {}
+        for name, auth, creds in (("api_key_cached", hot, Credentials(bearer=key)),
+                                  ("api_key_cold", cold, Credentials(bearer=key)),
+                                  ("jwt_rs256_jwks_file", hot, Credentials(bearer=token))):
+            samples = []
+            for i in range(WARMUP + AUTH_REPEATS):
+                t = time.perf_counter()
+                await auth.authenticate(creds)
+                if i >= WARMUP:
+                    samples.append((time.perf_counter() - t) * 1_000_000)
+            ms = percentiles(samples)  # of microseconds here
+            out[name] = {"p50_us": ms["p50_ms"], "p95_us": ms["p95_ms"], "n": ms["n"]}
+        return out
+    finally:
+        await pool.close()
+
+
+def auth_latency(settings: Settings) -> dict[str, Any]:
+    """What authentication adds to each request, on a throwaway reader key (revoked after)."""
+    with psycopg.connect(settings.postgres_dsn, autocommit=True) as conn:
+        key_id, key = apikeys.create(conn, "bench_endpoints (revoked after)",
+                                     apikeys.Grant((TENANT,), "internal", ("reader",)))
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            jwt_settings, token = _jwt_settings(settings, Path(folder))
+            figures = asyncio.run(_auth_samples(jwt_settings, key, token))
+    finally:
+        with psycopg.connect(settings.postgres_dsn, autocommit=True) as conn:
+            apikeys.revoke(conn, key_id)
+    return {"repeats": AUTH_REPEATS, **figures}
+
+
 def verdict(p95_ms: float, target_ms: float) -> str:
     return "meets" if p95_ms < target_ms else "MISSES"
 
@@ -167,7 +235,10 @@ def run() -> dict[str, Any]:
     load_before = os.getloadavg()[0]
     guard = CacheGuard(settings)
     base = f"http://{settings.gateway_host}:{settings.gateway_port}"
-    headers = {"x-tenant": TENANT}
+    key = api_key(settings)
+    if key is None:
+        raise SystemExit("no API key: run `substrate up` (it writes secrets/admin_api_key)")
+    headers = {"x-tenant": TENANT, "authorization": f"Bearer {key}"}
     direct, search = [], []
     with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
         for path, template, ctx, params, uc, target in DIRECT:
@@ -192,7 +263,7 @@ def run() -> dict[str, Any]:
                            "target": verdict(lat["p95_ms"], target)})
     return {
         "benchmark": "gateway_latency", "tenant": TENANT, "repeats": REPEATS,
-        "warmup": WARMUP, "direct": direct, "search": search,
+        "warmup": WARMUP, "direct": direct, "search": search, "auth": auth_latency(settings),
         "cache": {"timed_hits": guard.hits, "timed_statuses": guard.statuses,
                   "bypass": "entry named in each response deleted after it"},
         "load_average_1m": {"before": round(load_before, 2),
@@ -216,6 +287,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"/search {s['use_case']} p50 {s['latency']['p50_ms']:>7} ms  p95 "
               f"{s['latency']['p95_ms']:>7} ms  (< {s['target_ms']:.0f} ms: {s['target']}) "
               f"[{s['intent']}] {s['question']}")
+    for name, fig in figures["auth"].items():
+        if isinstance(fig, dict):
+            print(f"authentication {name:<22} p50 {fig['p50_us']:>8} us  p95 "
+                  f"{fig['p95_us']:>8} us")
     print(f"cache hits among timed requests: {figures['cache']['timed_hits']} -> {out}")
 
 

@@ -37,6 +37,7 @@ from substrate.db import neo4j_driver
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
+from tests.support.gateway_client import auth
 
 REPEATS = 30
 WINDOWS = {"3d": timedelta(days=3), "30d": timedelta(days=30), "1y": timedelta(days=365)}
@@ -205,7 +206,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     settings = Settings.from_env()
     tenant = args.tenant or f"t-bench-time-{uuid.uuid4().hex[:8]}"
     results: dict[str, Any] = {"when": datetime.now(UTC).isoformat(), "repeats": REPEATS}
-    with httpx.Client(base_url=f"http://127.0.0.1:{settings.gateway_port}", timeout=120) as c:
+    with httpx.Client(base_url=f"http://127.0.0.1:{settings.gateway_port}", timeout=120,
+                      headers=auth(settings)) as c:
         results["demo"] = measure(c, settings, "acme")
         print(json.dumps({"demo": results["demo"]}, indent=2), flush=True)
         try:

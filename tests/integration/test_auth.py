@@ -22,7 +22,12 @@ import pytest
 import websockets
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
+from starlette.routing import Route
 
+from gateway.app import routes
+from gateway.authn import OPEN_PATHS
+from substrate.graph import verification as vq
+from substrate.graph.records import NodeRecord
 from substrate.security import apikeys
 from substrate.settings import Settings
 from tests.support.gateway_client import admin_key, auth, base_url
@@ -41,7 +46,9 @@ PROTECTED = [
     ("POST", "/cypher", {"query": "MATCH (n:Service) RETURN n.name LIMIT 1"}),
     ("POST", "/intent-check", {"pr": 447}), ("POST", "/queue/1/approve", {}),
     ("POST", "/queue/1/reject", {}), ("POST", "/counterfactual", {"bundle_hash": "ab" * 32}),
+    ("GET", "/timeline-relate?a=checkout&b=payment", None), ("GET", "/admin/keys", None),
 ]
+BAD_KEYS = ("sk_nope", "sk_aaaaaaaaaaaa_" + "a" * 43, "not-a-token", "a.b.c")
 
 
 def make_key(stack: Settings, tenants: tuple[str, ...], clearance: str,
@@ -83,14 +90,27 @@ def test_no_credentials_is_401_everywhere(http: httpx.Client, method: str, path:
     assert r.headers["x-request-id"]
 
 
+def test_every_route_is_in_the_protected_list() -> None:
+    covered = [p.split("?")[0] for _, p, _ in PROTECTED]
+    for route in routes():
+        if isinstance(route, Route) and route.path not in OPEN_PATHS:
+            assert any(route.path_regex.match(p) for p in covered), route.path
+
+
+@pytest.mark.parametrize(("method", "path", "body"), PROTECTED, ids=[p for _, p, _ in PROTECTED])
+def test_a_bad_key_is_401_everywhere(http: httpx.Client, method: str, path: str,
+                                     body: Any) -> None:
+    for bad in BAD_KEYS:
+        r = call(http, method, path, body, bad)
+        assert r.status_code == 401, (bad, r.text)
+
+
 def test_open_endpoints_need_no_credentials(http: httpx.Client) -> None:
     assert http.get("/healthz").status_code == 200
     assert http.get("/openapi.json").status_code == 200
 
 
 def test_bad_and_revoked_keys_are_401(http: httpx.Client, stack: Settings) -> None:
-    for bad in ("sk_nope", "sk_aaaaaaaaaaaa_" + "a" * 43, "not-a-token"):
-        assert call(http, "GET", "/ownership/checkout", None, bad).status_code == 401
     key_id, key = make_key(stack, ("acme",), "internal")
     assert call(http, "GET", "/ownership/checkout", None, key).status_code == 200
     with psycopg.connect(stack.postgres_dsn, autocommit=True) as conn:
@@ -125,19 +145,70 @@ def test_a_public_key_never_sees_internal(http: httpx.Client, keys: dict[str, st
     narrowed = call(http, "POST", "/cypher", query, keys["internal"],
                     **{"X-Clearance": "public"}).json()["rows"]
     assert narrowed == public
+    ids = {"query": "MATCH (n:Entity) WHERE coalesce(n.classification, 'internal') <> "
+                    "'public' RETURN DISTINCT n.ceid AS id"}
+    hidden = {row[0] for row in call(http, "POST", "/cypher", ids, keys["internal"]
+                                       ).json()["rows"]}
+    assert hidden  # the demo has entities above public
+    assert call(http, "POST", "/cypher", ids, keys["public"]).json()["rows"] == []
+    for question in ("What does checkout depend on?", "Who owns the checkout service?"):
+        text = call(http, "POST", "/search", {"query": question}, keys["public"]).text
+        leaked = {ceid for ceid in hidden if f'"{ceid}"' in text}
+        assert not leaked, (question, sorted(leaked)[:5])
+
+
+@pytest.fixture
+def queued(stack: Settings) -> Iterator[tuple[str, int]]:
+    """A pending verification item in a tenant of its own (no graph write needed)."""
+    tenant = f"t-auth-{uuid.uuid4().hex[:8]}"
+    item = vq.QueueItem(NodeRecord("service:maybe", "Service", {"name": "maybe"},
+                                   confidence=0.3), "low confidence")
+    with psycopg.connect(stack.postgres_dsn, autocommit=True) as conn:
+        vq.enqueue(conn, tenant, "test", [item])
+        item_id = vq.list_items(conn, tenant)[0]["id"]
+    yield tenant, item_id
+    with psycopg.connect(stack.postgres_dsn, autocommit=True) as conn:
+        conn.execute("DELETE FROM verification_queue WHERE tenant_id = %s", (tenant,))
+
+
+def _status(stack: Settings, item_id: int) -> tuple[str, str | None]:
+    with psycopg.connect(stack.postgres_dsn) as conn:
+        row = conn.execute("SELECT status, decided_by FROM verification_queue WHERE id = %s",
+                           (item_id,)).fetchone()
+    assert row is not None
+    return str(row[0]), row[1]
 
 
 def test_a_reader_cannot_approve_and_writes_take_only_json(
-        http: httpx.Client, keys: dict[str, str], stack: Settings) -> None:
-    r = call(http, "POST", "/queue/1/approve", {}, keys["internal"])
+        http: httpx.Client, stack: Settings, queued: tuple[str, int]) -> None:
+    tenant, item_id = queued
+    reader = make_key(stack, (tenant,), "internal")[1]
+    reviewer_id, reviewer = make_key(stack, (tenant,), "internal", ("reviewer",))
+    path = f"/queue/{item_id}/approve"
+    r = call(http, "POST", path, {}, reader)
     assert r.status_code == 403 and "reviewer" in r.json()["error"]["message"]
-    form = http.post("/queue/1/approve", data={"actor": "x"},
-                     headers={"Authorization": f"Bearer {keys['reviewer']}"})
-    assert form.status_code == 415
-    empty = http.post("/queue/1/approve", headers={"Authorization": f"Bearer {keys['reviewer']}"})
-    assert empty.status_code == 415
-    reviewer = call(http, "POST", "/queue/999999999/approve", {}, keys["reviewer"])
-    assert reviewer.status_code == 404  # allowed to try; there is no such item
+    assert _status(stack, item_id) == ("pending", None)
+    bearer = {"Authorization": f"Bearer {reviewer}"}
+    assert http.post(path, data={"actor": "mallory"}, headers=bearer).status_code == 415
+    assert http.post(path, headers=bearer).status_code == 415  # empty body, no JSON type
+    assert http.post(path, content=b"{}", headers={**bearer, "Content-Type": "text/plain"}
+                     ).status_code == 415
+    assert _status(stack, item_id) == ("pending", None)
+    self_declared = call(http, "POST", f"/queue/{item_id}/reject", {"actor": "mallory"},
+                         reviewer)
+    assert self_declared.status_code == 400  # the actor is never taken from the body
+    write_id = f"write-{uuid.uuid4().hex[:12]}"
+    done = call(http, "POST", f"/queue/{item_id}/reject", {"comment": "not a service"},
+                reviewer, **{"X-Request-Id": write_id})
+    assert done.status_code == 200, done.text
+    assert _status(stack, item_id) == ("rejected", f"key:{reviewer_id}")
+    time.sleep(1.0)  # audit rows are written right after the response
+    rows = http.get("/admin/audit", params={"request_id": write_id},
+                    headers=auth(stack)).json()["items"]
+    assert [(r["decision"], r["principal"], r["action"], r["tenant"]) for r in rows] == [
+        ("allowed", f"key:{reviewer_id}", "write:/queue/reject", tenant)]
+    gone = call(http, "POST", "/queue/999999999/approve", {}, reviewer)
+    assert gone.status_code == 404  # allowed to try; there is no such item
 
 
 def test_host_allow_list_refuses_rebinding(http: httpx.Client, stack: Settings) -> None:
@@ -163,6 +234,11 @@ def test_websocket_needs_credentials_and_an_allowed_origin(stack: Settings) -> N
     assert asyncio.run(attempt({})).startswith(("refused 403", "closed 1008"))
     assert asyncio.run(attempt({**auth(stack), "Origin": "http://evil.example"})).startswith(
         ("refused 403", "closed 1008"))
+    for bad in ("sk_nope", "sk_aaaaaaaaaaaa_" + "a" * 43):
+        assert asyncio.run(attempt({"Authorization": f"Bearer {bad}"})).startswith(
+            ("refused 403", "closed 1008"))
+        assert asyncio.run(attempt({}, f"?access_token={bad}")).startswith(
+            ("refused 403", "closed 1008"))
     assert asyncio.run(attempt(auth(stack))) == "route"
     assert asyncio.run(attempt({"Origin": f"http://127.0.0.1:{stack.gateway_port}"},
                                f"?access_token={admin_key(stack)}")) == "route"
@@ -184,6 +260,17 @@ def test_refusals_and_writes_are_audited(http: httpx.Client, keys: dict[str, str
     assert any(r["decision"] == "denied" and r["principal"].startswith("key:")
                for r in writes["items"]), writes
     assert call(http, "GET", "/admin/audit", None, keys["reviewer"]).status_code == 403
+
+
+def test_admin_lists_keys_without_secrets(http: httpx.Client, keys: dict[str, str],
+                                          stack: Settings) -> None:
+    listed = http.get("/admin/keys", headers=auth(stack))
+    assert listed.status_code == 200
+    by_id = {k["id"]: k for k in listed.json()["items"]}
+    public_id = keys["public"].split("_")[1]
+    assert by_id[public_id]["tenants"] == ["acme"] and by_id[public_id]["clearance"] == "public"
+    assert keys["public"].split("_", 2)[2] not in listed.text
+    assert call(http, "GET", "/admin/keys", None, keys["reviewer"]).status_code == 403
 
 
 # --- OIDC JWTs and the trusted upstream, on gateways of their own ---------------------------

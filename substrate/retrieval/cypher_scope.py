@@ -363,7 +363,7 @@ def _scope_procedure(node: Tree, rw: _Rewrite) -> None:
     name = _qualified(name_node, rw)
     rw.procedures.append(name)
     if rw.jurisdictions_restricted:
-        raise refuse(f"procedure {name}", "a principal restricted to jurisdictions cannot call "
+        raise _forbid(f"procedure {name}", "a principal restricted to jurisdictions cannot call "
                      "procedures in /cypher (their jurisdictions argument is optional)",
                      node.start)
     if not name.startswith(SCOPED_PROCEDURE_PREFIX):

@@ -210,7 +210,8 @@ def redact(text: str, kinds: Iterable[str] = KINDS) -> tuple[str, Counter[str]]:
 
 
 # keys whose values are structural (hashes, cache keys, the policy block itself), not text
-NOT_TEXT_KEYS = frozenset({"bundle_hash", "cache", "policy", "request_id"})
+NOT_TEXT_KEYS = frozenset({"bundle_hash", "cache", "policy", "request_id", "next_cursor",
+                           "content_hash"})
 
 
 @dataclass

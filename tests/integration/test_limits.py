@@ -14,15 +14,18 @@ import socket
 import statistics
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from neo4j import Driver
 
+from substrate.security.apikeys import Grant, create
 from substrate.settings import Settings
 from tests.support.local_procs import gateway
 
@@ -57,10 +60,21 @@ def limited(stack: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield client
 
 
-def _client_from(base: httpx.Client, address: str) -> httpx.Client:
-    """A client whose requests come from another loopback address (another caller)."""
-    return httpx.Client(base_url=base.base_url, headers=base.headers, timeout=60,
+def _client_from(base: httpx.Client, address: str, key: str | None = None) -> httpx.Client:
+    """A client whose requests come from another loopback address; with ``key``, also as
+    another principal (limits count per principal when the caller is authenticated)."""
+    headers = dict(base.headers)
+    if key is not None:
+        headers["Authorization"] = f"Bearer {key}"
+    return httpx.Client(base_url=base.base_url, headers=headers, timeout=60,
                         transport=httpx.HTTPTransport(local_address=address))
+
+
+def _reader_key(stack: Settings, name: str) -> str:
+    """An API key of its own (another principal) reading the stack's tenant."""
+    grant = Grant(tenants=(stack.tenant,), clearance="internal", roles=("reader",))
+    with psycopg.connect(stack.postgres_dsn, autocommit=True) as conn:
+        return create(conn, f"test-limits-{name}-{uuid.uuid4().hex[:6]}", grant)[1]
 
 
 def _search(client: httpx.Client, query: str = QUERY, **options: Any) -> httpx.Response:
@@ -72,8 +86,8 @@ def _search(client: httpx.Client, query: str = QUERY, **options: Any) -> httpx.R
 
 # --- rate and concurrency ----------------------------------------------------------------------
 def test_a_flood_gets_429s_while_another_caller_keeps_getting_answers(
-        limited: httpx.Client) -> None:
-    other = _client_from(limited, "127.0.0.2")
+        limited: httpx.Client, stack: Settings) -> None:
+    other = _client_from(limited, "127.0.0.2", _reader_key(stack, "other"))
     stop = threading.Event()
     other_status: list[int] = []
     other_ms: list[float] = []
@@ -111,8 +125,8 @@ def test_a_flood_gets_429s_while_another_caller_keeps_getting_answers(
           f"{statistics.median(other_ms):.0f} ms over {len(other_ms)} requests")
 
 
-def test_the_rate_limit_names_its_limits(limited: httpx.Client) -> None:
-    caller = _client_from(limited, "127.0.0.3")
+def test_the_rate_limit_names_its_limits(limited: httpx.Client, stack: Settings) -> None:
+    caller = _client_from(limited, "127.0.0.3", _reader_key(stack, "burst"))
     try:
         responses = [_search(caller) for _ in range(BURST + 5)]
     finally:

@@ -89,7 +89,7 @@ def test_hyde_runs_only_with_a_chat_endpoint_and_a_weak_match(stack: Settings) -
             await services.aclose()
 
     without = asyncio.run(run(stack))
-    assert without["strategies"]["hyde"]["note"].startswith("skipped: no chat endpoint")
+    assert without["strategies"]["hyde"]["note"].startswith("skipped: no explain/cypher model role")
     assert without["results"] == []
 
     def respond(prompt: str) -> str:

@@ -152,8 +152,8 @@ def test_bad_input_gets_a_4xx_with_the_error_body(
 ) -> None:
     if method == "get":
         r = api.get(path)
-    elif isinstance(body, bytes):
-        r = api.post(path, content=body)
+    elif isinstance(body, bytes):  # malformed JSON, declared as JSON (else 415)
+        r = api.post(path, content=body, headers={"Content-Type": "application/json"})
     else:
         r = api.post(path, json=body)
     assert r.status_code == status, r.text

@@ -184,6 +184,6 @@ def test_scope_parameters_follow_the_read_scope() -> None:
 def test_a_reader_restricted_to_jurisdictions_calls_no_procedure() -> None:
     query = ("CALL custom.substrate_retrieval_ownership('t', 1, ['public'], 'service:x') "
              "YIELD owner RETURN owner")
-    with pytest.raises(BadRequest) as info:
+    with pytest.raises(Forbidden) as info:  # the principal's rights, not a malformed query
         scope_query(query, jurisdictions_restricted=True)
     assert "jurisdictions" in info.value.message

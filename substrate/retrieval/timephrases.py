@@ -16,6 +16,9 @@ Rules (all times UTC; a naive ``now`` is taken as UTC):
 * "last week" / "past N days" -> ``[now - N, now]``; a month counts 30 days, a year 365.
 * Any other date is a point in time: ``as_of`` = the instant, or the day's last microsecond —
   unless the question asks what *changed*, in which case the day becomes the window.
+* Calendar periods (months, quarters, years, "this month", numeric dates) come from
+  ``timeperiods`` and combine like days ("between March 2024 and June 2024", "since Q3 2024");
+  a release ("since v1.2") is kept as ``release`` = (relation, tag) for the pipeline to date.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+
+from .timeperiods import period_anchors, release_reference
 
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -71,10 +76,12 @@ class TimeScope:
     start: datetime | None = None
     end: datetime | None = None
     phrases: tuple[str, ...] = ()
+    release: tuple[str, str] | None = None  # ("since", "1.2"): dated from the history later
 
     @property
     def is_empty(self) -> bool:
-        return self.as_of is None and self.start is None and self.end is None
+        return (self.as_of is None and self.start is None and self.end is None
+                and self.release is None)
 
 
 def _number(word: str | None) -> int:
@@ -143,6 +150,7 @@ def _anchors(text: str, now: datetime) -> list[Span]:
         point = now - delta
         iv = (point, point) if delta < timedelta(days=1) else _day(point.date())
         found.append((m.start(), m.end(), iv))
+    found += period_anchors(text, now)
     spans: list[Span] = []
     for b, e, (lo, hi) in sorted(found, key=lambda f: (f[0], -f[1])):
         if spans and b < spans[-1].end:
@@ -199,6 +207,9 @@ def parse_time_scope(text: str, now: datetime) -> TimeScope:
     if spans:
         return (_between(text, spans) or _relative_to(text, spans[0])
                 or _point(text, spans[0]))
+    release = release_reference(text)
+    if release is not None:
+        return TimeScope(phrases=(release[2],), release=(release[0], release[1]))
     m = _RECENT.search(text)
     if m:
         delta = _number(m.group(1)) * _UNITS[m.group(2).lower()]

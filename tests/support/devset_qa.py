@@ -14,7 +14,8 @@ running the product. Answer kinds:
   ``phrases`` are mentioned (the reason, not only the title);
 * ``nobody``: the answer says no owner is recorded and mentions none of ``none``.
 
-An answer is never right when it is empty, "No grounded answer" or ends a sentence on a blank.
+An answer is never right (nor counted as answered) when it is empty, "No grounded answer", a
+bare listing of retrieval hits ("Most relevant evidence: ...") or a sentence ending on a blank.
 Evidence is right when a citation's ``evidence_ref`` is a gold ``path`` + ``line`` (any commit),
 or resolves in the bundle (``git show commit:path``) to a line holding a gold ``token``.
 """
@@ -39,6 +40,7 @@ FAMILIES = ("dependencies", "callers", "ownership", "attributes", "decisions", "
 KINDS = ("entities", "value", "date", "rationale", "nobody")
 REF = re.compile(r"^(?P<path>.+?)#L(?P<line>\d+)(?:-L?\d+)?@(?P<commit>[0-9a-fA-F]{7,40})$")
 EMPTY = re.compile(r"(no grounded answer|\b(by|on|is|are|of|to|from)\s+[.,;]|^\s*$)", re.I)
+LISTING = re.compile(r"^\s*most relevant evidence:", re.I)  # retrieval hits, not an answer
 NOBODY = re.compile(r"\b(no (code )?owners?|nobody|no one|not recorded|unowned|none recorded"
                     r"|no ownership)\b", re.I)
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
@@ -108,7 +110,7 @@ def _adr_cited(text: str, adr: str) -> bool:
 
 def answer_right(gold: dict[str, Any], text: str) -> bool:
     """Whether the answer text states the gold answer (see the module doc)."""
-    if EMPTY.search(text):
+    if EMPTY.search(text) or LISTING.search(text):
         return False
     kind = gold["kind"]
     if kind == "entities":
@@ -167,7 +169,7 @@ def score(item: dict[str, Any], response: dict[str, Any], repo: Path | None,
     """One question's outcome from its /search response."""
     text = str(response.get("answer") or "")
     refs = citations(response)
-    answered = bool(text.strip()) and "no grounded answer" not in text.lower()
+    answered = not (EMPTY.search(text) or LISTING.search(text))
     used_model = model_configured and "explain" not in (response.get("degraded") or [])
     return Scored(item["id"], item["family"], answered, answer_right(item["answer"], text),
                   evidence_right(item["evidence"], refs, repo), answered and not used_model,

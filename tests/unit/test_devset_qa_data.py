@@ -97,6 +97,7 @@ def test_entities_answers() -> None:
     assert not answer_right(ENT, "balancereader depends on ledger-db [1].")
     assert not answer_right(ENT, "ledger-db, carts and accounts-db")
     assert not answer_right(ENT, "It depends on ledger-db2 and carts-db.")  # whole tokens only
+    assert not answer_right(ENT, "Most relevant evidence: ledger-db (Service); carts (Service).")
     owners = {"kind": "entities", "all": ["@GoogleCloudPlatform/anthos-dpe"], "none": []}
     assert answer_right(owners, "frontend is owned by GoogleCloudPlatform/anthos-dpe [1].")
     assert not answer_right(owners, "frontend is owned by .")

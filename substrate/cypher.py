@@ -67,12 +67,15 @@ class CypherTemplate:
     procedures: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def render(self, **context: Any) -> str:
+        """The query for a Jinja context. Contexts are a few structural values (labels,
+        depths, directions), so each rendering is remembered: the hot path renders nothing."""
         if not self.is_template:
             return self.body
         try:
-            return _ENV.from_string(self.body).render(**context)
-        except jinja2.TemplateError as exc:
-            raise TemplateError(f"cannot render {self.name}: {exc}") from exc
+            key = json.dumps(context, sort_keys=True)
+        except TypeError:  # a context value JSON cannot hold: render it afresh
+            return _render(self.name, self.body, context)
+        return _render_cached(self.name, self.body, key)
 
     def header(self) -> dict[str, Any]:
         return {
@@ -80,6 +83,23 @@ class CypherTemplate:
             "params": list(self.params), "returns": list(self.returns),
             "serves": self.serves, "doc": self.doc,
         }
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(body: str) -> jinja2.Template:
+    return _ENV.from_string(body)
+
+
+def _render(name: str, body: str, context: dict[str, Any]) -> str:
+    try:
+        return _compiled(body).render(**context)
+    except jinja2.TemplateError as exc:
+        raise TemplateError(f"cannot render {name}: {exc}") from exc
+
+
+@functools.lru_cache(maxsize=4096)
+def _render_cached(name: str, body: str, context_json: str) -> str:
+    return _render(name, body, json.loads(context_json))
 
 
 def _split_list(value: str) -> tuple[str, ...]:

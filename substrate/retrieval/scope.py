@@ -94,6 +94,9 @@ async def _resolve(settings: Settings, tenant: str, snapshot_version: Any, at: A
                    levels: tuple[str, ...], pool: AsyncConnectionPool[Any] | None,
                    ) -> ReadScope:
     async with _connection(settings, pool) as conn:
+        if snapshot_version is None and at is None:  # the common read: one round trip
+            latest, tenant_latest = await _latest_both(conn, tenant)
+            return ReadScope(tenant, latest, levels, False, tenant_version=tenant_latest)
         latest = await _latest(conn)
         if snapshot_version is not None:
             if isinstance(snapshot_version, bool) or not isinstance(snapshot_version, int):
@@ -103,10 +106,7 @@ async def _resolve(settings: Settings, tenant: str, snapshot_version: Any, at: A
                 raise BadRequest(f"snapshot_version {snapshot_version} does not exist",
                                  {"latest": latest})
             return ReadScope(tenant, snapshot_version, levels, True)
-        if at is not None:
-            return await _scope_at(conn, tenant, str(at), levels, latest)
-        return ReadScope(tenant, latest, levels, False,
-                         tenant_version=await _tenant_latest(conn, tenant, latest))
+        return await _scope_at(conn, tenant, str(at), levels, latest)
 
 
 async def _latest(conn: psycopg.AsyncConnection[Any]) -> int:
@@ -115,13 +115,14 @@ async def _latest(conn: psycopg.AsyncConnection[Any]) -> int:
     return int(row[0]) if row else 0
 
 
-async def _tenant_latest(conn: psycopg.AsyncConnection[Any], tenant: str, latest: int) -> int:
+async def _latest_both(conn: psycopg.AsyncConnection[Any], tenant: str) -> tuple[int, int]:
+    """(latest snapshot, the tenant's latest) in one statement: both max() are index probes."""
     cur = await conn.execute(
-        "SELECT coalesce(max(version), 0) FROM snapshots WHERE tenant_id = %s "
-        "AND version <= %s", (tenant, latest),
+        "SELECT (SELECT coalesce(max(version), 0) FROM snapshots), "
+        "(SELECT coalesce(max(version), 0) FROM snapshots WHERE tenant_id = %s)", (tenant,),
     )
     row = await cur.fetchone()
-    return int(row[0]) if row else 0
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 async def _scope_at(conn: psycopg.AsyncConnection[Any], tenant: str, at_text: str,

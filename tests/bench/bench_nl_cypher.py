@@ -1,11 +1,26 @@
 """NL→Cypher execution accuracy and latency (RSN-01: p95 < 1 s including execution) of the
 embedded translator over ``tests/questions/*.jsonl`` (expected rows written by reading the
-graphs' sources). Needs the stack with the demo loaded (``substrate up``)."""
+graphs' sources, not by running the translator): the demo organisation (tenant ``acme``, needs
+``substrate up``) and devset repositories, each replayed with its first-parent history into a
+fresh tenant (no embedder: the graph is what is queried) and deleted after.
+
+Reports, per dataset and overall, per shape group (the eight use-case shapes RSN-UC-01..08 vs
+the others): questions, answered (not abstained), right, wrong, accuracy of claimed and of all;
+latency p50/p95 (last of ``ROUNDS`` rounds). ``BENCH_NL_DATASETS=demo,retail`` narrows it.
+Writes ``$SUBSTRATE_HOME/bench/nl_cypher.json``.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import secrets
 import statistics
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 from substrate.retrieval.scope import ReadScope
 from substrate.services import open_services
@@ -13,45 +28,126 @@ from substrate.settings import Settings
 from tests.support.nl_questions import Outcome, evaluate, load
 
 ROUNDS = 3
+# dataset -> (question file, devset repository replayed into a tenant, or None: the demo)
+DATASETS: dict[str, tuple[str, str | None]] = {
+    "demo": ("demo_acme.jsonl", None),
+    "retail": ("devset_retail.jsonl", "retail-store-sample-app"),
+    "boa": ("devset_boa.jsonl", "bank-of-anthos"),
+    "fac": ("devset_fac.jsonl", "fac"),
+    "mgg": ("devset_mgg.jsonl", "manage.get.gov"),
+}
+GROUPS: tuple[tuple[str, Callable[[Outcome], bool]], ...] = (
+    ("all", lambda o: True), ("use-case shapes", lambda o: o.use_case),
+    ("other shapes", lambda o: not o.use_case))
 
 
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
-async def _run() -> list[Outcome]:
-    settings = Settings.from_env()
+def replay_devset(settings: Settings, repo_name: str) -> str:
+    """The repository's first-parent history replayed into a fresh tenant (its name)."""
+    from substrate.connectors.git_ingest import ingest_git
+    from substrate.db import neo4j_driver
+    from substrate.graph.writer import GraphWriter
+    from tests.support.devset_qa import clone
+
+    repo = clone(repo_name, settings.home / "bench" / "devset")
+    tenant = f"t-nl-{repo_name.replace('.', '-')}-{secrets.token_hex(3)}"
+    driver = neo4j_driver(settings)
+    try:
+        ingest_git(GraphWriter(settings, driver, None), repo, history=True, tenant=tenant,
+                   progress=lambda _m: None)
+    finally:
+        driver.close()
+    return tenant
+
+
+def drop_tenant(settings: Settings, tenant: str) -> None:
+    from substrate.db import neo4j_driver
+    from tests.bench.bench_ingest import delete_tenant
+
+    driver = neo4j_driver(settings)
+    try:
+        delete_tenant(settings, driver, tenant)
+    finally:
+        driver.close()
+
+
+async def _evaluate(settings: Settings, tenant: str, items: list[dict[str, Any]]
+                    ) -> list[Outcome]:
     services = open_services(settings)
-    scope = ReadScope("acme", 2**53 - 2, ("public", "internal"), False)
-    items = load()
+    scope = ReadScope(tenant, 2**53 - 2, ("public", "internal"), False)
     outcomes: list[Outcome] = []
     try:
         for _ in range(ROUNDS):
             outcomes = [await evaluate(services, scope, item) for item in items]
-            latencies = [o.ms for o in outcomes]
     finally:
         await services.aclose()
-    print(f"latency ms over {len(latencies)} questions (last of {ROUNDS} rounds): "
-          f"p50 {statistics.median(latencies):.0f}, p95 {_pct(latencies, 0.95):.0f}, "
-          f"max {max(latencies):.0f}")
     return outcomes
 
 
-def main() -> None:
-    outcomes = asyncio.run(_run())
-    for group, keep in (("all", lambda o: True), ("use-case shapes", lambda o: o.use_case),
-                        ("other shapes", lambda o: not o.use_case)):
+def run_dataset(settings: Settings, name: str) -> list[Outcome]:
+    filename, repo = DATASETS[name]
+    items = load(filename)
+    tenant = "acme" if repo is None else replay_devset(settings, repo)
+    try:
+        return asyncio.run(_evaluate(settings, tenant, items))
+    finally:
+        if repo is not None:
+            drop_tenant(settings, tenant)
+
+
+def figures(outcomes: list[Outcome]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for group, keep in GROUPS:
         chosen = [o for o in outcomes if keep(o)]
         claimed = [o for o in chosen if o.status != "abstained"]
         right = sum(o.status == "right" for o in claimed)
-        wrong = sum(o.status == "wrong" for o in claimed)
-        print(f"{group}: {len(chosen)} questions, answered {len(claimed)}, right {right} "
-              f"({100 * right / max(1, len(claimed)):.0f}% of claimed, "
-              f"{100 * right / max(1, len(chosen)):.0f}% of all), wrong {wrong}")
-    for o in outcomes:
-        if o.status != "right":
-            print(f"  {o.status}: {o.qid} {o.question!r}: got {o.got} expected {o.expected}")
+        ms = [o.ms for o in chosen]
+        out[group] = {"questions": len(chosen), "answered": len(claimed), "right": right,
+                      "wrong": sum(o.status == "wrong" for o in claimed),
+                      "accuracy_of_claimed": round(right / max(1, len(claimed)), 3),
+                      "accuracy_of_all": round(right / max(1, len(chosen)), 3),
+                      "p50_ms": round(statistics.median(ms), 1) if ms else 0.0,
+                      "p95_ms": round(_pct(ms, 0.95), 1)}
+    return out
+
+
+def _line(label: str, f: dict[str, Any]) -> str:
+    return (f"{label}: {f['questions']} questions, answered {f['answered']}, right {f['right']} "
+            f"({100 * f['accuracy_of_claimed']:.0f}% of claimed, "
+            f"{100 * f['accuracy_of_all']:.0f}% of all), wrong {f['wrong']}; "
+            f"p50 {f['p50_ms']:.0f} ms, p95 {f['p95_ms']:.0f} ms")
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    wanted = [d for d in os.environ.get("BENCH_NL_DATASETS", ",".join(DATASETS)).split(",")
+              if d]
+    per: dict[str, list[Outcome]] = {name: run_dataset(settings, name) for name in wanted}
+    report: dict[str, Any] = {"benchmark": "nl_cypher", "rounds": ROUNDS, "datasets": {}}
+    for name, outcomes in per.items():
+        report["datasets"][name] = figures(outcomes)
+        for group, _ in GROUPS:
+            print(_line(f"{name} / {group}", report["datasets"][name][group]))
+    everything = [o for outcomes in per.values() for o in outcomes]
+    report["overall"] = figures(everything)
+    for group, _ in GROUPS:
+        print(_line(f"overall / {group}", report["overall"][group]))
+    report["misses"] = [{"dataset": n, "id": o.qid, "q": o.question, "status": o.status,
+                         "got": o.got, "expected": o.expected}
+                        for n, outcomes in per.items() for o in outcomes if o.status != "right"]
+    for miss in report["misses"]:
+        print(f"  {miss['status']}: {miss['dataset']} {miss['id']} {miss['q']!r}: "
+              f"got {miss['got']} expected {miss['expected']}")
+    report |= {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+               "load_average_1m": round(os.getloadavg()[0], 2)}
+    out = Path(settings.home) / "bench" / "nl_cypher.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    print(f"-> {out}")
 
 
 if __name__ == "__main__":

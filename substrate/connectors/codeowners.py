@@ -11,10 +11,12 @@
   ``/`` inside anchors too, trailing ``/`` = directories only; a matched directory covers
   everything below it). Last match wins — per section for GitLab.
 
-A rule *covers* a service when it matches the service directory itself or any file directly
-in it (``*``, ``/services/``, ``services/checkout/**``; not ``*.md``). For each service the
-owners of the winning rule (of every section) get ``OWNS``; the first owner of the rule that
-wins overall gets ``PRIMARY_OWNER``. A winning rule with no owners leaves the path unowned.
+A rule *covers* a service when it matches the service's source folder itself or any file
+directly in it (``*``, ``/services/``, ``src/checkout/**``; not ``*.md``); a service with no
+source folder (see :mod:`layout`) is covered by the rules matching the file that deploys it.
+For each service the owners of the winning rule (of every section) get ``OWNS``; the first
+owner of the rule that wins overall gets ``PRIMARY_OWNER``. A winning rule with no owners
+leaves the path unowned.
 """
 
 from __future__ import annotations
@@ -156,11 +158,11 @@ def parse_codeowners(text: str) -> list[Rule]:
     return rules
 
 
-def winning_rules(rules: list[Rule], directory: str) -> list[Rule]:
-    """The last rule covering ``directory`` in each section, in file order."""
+def winning_rules(rules: list[Rule], path: str, is_dir: bool = True) -> list[Rule]:
+    """The last rule covering ``path`` (a directory, or a file) in each section, in file order."""
     best: dict[str, Rule] = {}
     for rule in rules:
-        if rule.covers(directory):
+        if rule.covers(path) if is_dir else rule.matches(path, False):
             best[rule.section] = rule
     return sorted(best.values(), key=lambda r: r.line)
 
@@ -171,14 +173,15 @@ def find_codeowners(snap: GitSnapshot) -> str | None:
 
 
 def _edge(kind: str, owner: Owner, service: str, rule: Rule, ref: str) -> EdgeRecord:
-    props = {"pattern": rule.pattern, "handle": owner.handle}
+    props = {"pattern": rule.pattern, "handle": owner.handle, "via": "CODEOWNERS"}
     if rule.section:
         props["section"] = rule.section
     return EdgeRecord(kind, owner.ceid, service, ref, source="git", props=props)
 
 
-def codeowners_batch(snap: GitSnapshot, service_dirs: dict[str, str]) -> GraphBatch:
-    """Owner nodes and OWNS / PRIMARY_OWNER edges for services (``ceid -> directory``)."""
+def codeowners_batch(snap: GitSnapshot, service_paths: dict[str, str]) -> GraphBatch:
+    """Owner nodes and OWNS / PRIMARY_OWNER edges for services (``ceid -> directory``, or
+    ``ceid -> file`` for a service known only by the file deploying it)."""
     batch = GraphBatch()
     path = find_codeowners(snap)
     if path is None:
@@ -193,8 +196,8 @@ def codeowners_batch(snap: GitSnapshot, service_dirs: dict[str, str]) -> GraphBa
                 batch.nodes.append(
                     NodeRecord(node.ceid, node.label, node.props, (snap.ref(path, rule.line),))
                 )
-    for service, directory in sorted(service_dirs.items()):
-        won = winning_rules(rules, directory)
+    for service, owned in sorted(service_paths.items()):
+        won = winning_rules(rules, owned, is_dir=not snap.exists(owned))
         for rule in won:
             for owner in rule.owners:
                 batch.edges.append(_edge("OWNS", owner, service, rule, snap.ref(path, rule.line)))

@@ -3,8 +3,14 @@
 Per directory the files merge in Compose's order: ``compose.yaml``/``compose.yml``/
 ``docker-compose.yaml``/``docker-compose.yml``, then the ``*.override.*`` files, then any other
 ``docker-compose.*.yml``/``compose.*.yaml`` in name order. Later files win per key
-(``image``, each environment variable); ``depends_on``/``links`` accumulate. Values are
-interpolated with the directory's ``.env`` (``${VAR}``, ``${VAR:-default}``, ...).
+(``image``, each environment variable); ``depends_on``/``links``/``ports`` accumulate (a
+``!reset``/``!override`` sequence replaces). Values are interpolated with the directory's
+``.env`` (``${VAR}``, ``${VAR:-default}``, ...).
+
+``include:`` (a path, a list of paths, or a list of ``{path, project_directory, env_file}``)
+loads the included files into the project first; their relative paths (``build``,
+``env_file``) and their ``.env`` are those of their own folder. ``build:`` (a context string or
+``{context, dockerfile}``) names the service's source folder; ``profiles`` are kept.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from yaml.nodes import Node
+from yaml.nodes import Node, SequenceNode
 
 from substrate.connectors.envfiles import interpolate, parse_env_file
 from substrate.connectors.gitsource import GitSnapshot
@@ -36,6 +42,10 @@ class ComposeService:
     depends_on: dict[str, Fact] = field(default_factory=dict)
     links: dict[str, Fact] = field(default_factory=dict)
     dns_names: dict[str, Fact] = field(default_factory=dict)
+    build: Fact | None = None  # the build context, a repository folder ("" for the root)
+    dockerfile: str = ""
+    profiles: list[str] = field(default_factory=list)
+    ports: list[Fact] = field(default_factory=list)
 
 
 def _rank(name: str) -> tuple[int, str]:
@@ -56,12 +66,35 @@ def compose_files(files: Iterable[str]) -> dict[str, list[str]]:
     return {d: sorted(ps, key=lambda p: _rank(posixpath.basename(p))) for d, ps in groups.items()}
 
 
+def _join(directory: str, relative: str) -> str:
+    path = posixpath.normpath(posixpath.join(directory, relative))
+    return "" if path == "." else path
+
+
+def _include_entries(node: Node | None) -> list[tuple[str, str | None, str | None]]:
+    """``(path, project_directory, env_file)`` of each ``include`` entry."""
+    out: list[tuple[str, str | None, str | None]] = []
+    for entry in [node] if scalar(node) else items(node):
+        if scalar(entry):
+            out.append((str(scalar(entry)), None, None))
+            continue
+        paths = [scalar(get(entry, "path"))] + [scalar(n) for n in items(get(entry, "path"))]
+        env_file = scalar(get(entry, "env_file")) or next(
+            (scalar(n) for n in items(get(entry, "env_file"))), None)
+        for path in paths:
+            if path:
+                out.append((path, scalar(get(entry, "project_directory")), env_file))
+    return out
+
+
 class _Reader:
     """Reads the services of one file into the merged project."""
 
-    def __init__(self, snap: GitSnapshot, directory: str, env: dict[str, str]) -> None:
+    def __init__(self, snap: GitSnapshot, directory: str, env: dict[str, str],
+                 seen: set[str] | None = None) -> None:
         self.snap, self.directory, self.env = snap, directory, env
         self.path = ""
+        self.seen = seen if seen is not None else set()
 
     def fact(self, node: Node | None, line_node: Node | None = None) -> Fact | None:
         text = scalar(node)
@@ -70,8 +103,11 @@ class _Reader:
         return Fact(interpolate(text, self.env), self.path, line_of(line_node or node))
 
     def read_file(self, path: str, project: dict[str, ComposeService]) -> None:
-        self.path = path
+        self.seen.add(path)
         docs = compose_all(self.snap.read(path))
+        if docs:
+            self.read_includes(path, get(docs[0], "include"), project)
+        self.path = path
         services = get(docs[0], "services") if docs else None
         for key_node, body in pairs(services):
             key = str(key_node.value)
@@ -79,8 +115,50 @@ class _Reader:
                 project[key] = ComposeService(key, Fact(key, path, line_of(key_node)))
             self.read_service(project[key], body)
 
+    def read_includes(self, path: str, node: Node | None,
+                      project: dict[str, ComposeService]) -> None:
+        """Load each included file (once) into ``project``, relative to its own folder."""
+        for entry, project_dir, env_file in _include_entries(node):
+            included = _join(posixpath.dirname(path), interpolate(entry, self.env))
+            if included in self.seen or not self.snap.exists(included):
+                continue
+            base = _join(posixpath.dirname(path), project_dir) if project_dir else None
+            directory = base if base is not None else posixpath.dirname(included)
+            env = dotenv(self.snap, directory, env_file)
+            _Reader(self.snap, directory, env, self.seen).read_file(included, project)
+
+    def read_build(self, svc: ComposeService, node: Node | None) -> None:
+        context_node = node if scalar(node) is not None else get(node, "context")
+        context = self.fact(context_node)
+        if node is not None and context is None and get(node, "dockerfile") is not None:
+            context = Fact(".", self.path, line_of(node))
+        if context is None or "://" in context.value or context.value.startswith("git@"):
+            return
+        folder = _join(self.directory, context.value)
+        svc.build = Fact(folder, context.path, context.line)
+        svc.dockerfile = (self.fact(get(node, "dockerfile")) or Fact("", "", 0)).value
+
+    def read_ports(self, svc: ComposeService, node: Node | None) -> None:
+        if isinstance(node, SequenceNode) and node.tag in ("!reset", "!override"):
+            svc.ports = []
+        for item in items(node):
+            found = self.fact(item)
+            target, published = self.fact(get(item, "target")), self.fact(get(item, "published"))
+            if found is None and target is not None:
+                text = f"{published.value}:{target.value}" if published else target.value
+                found = Fact(text, target.path, target.line)
+            if found is not None and found.value not in {p.value for p in svc.ports}:
+                svc.ports.append(found)
+
     def read_service(self, svc: ComposeService, body: Node) -> None:
         svc.image = self.fact(get(body, "image")) or svc.image
+        if get(body, "build") is not None:
+            self.read_build(svc, get(body, "build"))
+        self.read_ports(svc, get(body, "ports"))
+        for profile in items(get(body, "profiles")):
+            name = scalar(profile)
+            if name and name not in svc.profiles:
+                svc.profiles.append(name)
         self.read_env_files(svc, get(body, "env_file"))
         self.read_environment(svc, get(body, "environment"))
         for name, found in self.names(get(body, "depends_on")):
@@ -123,9 +201,9 @@ class _Reader:
                     svc.env[name] = fact
 
 
-def dotenv(snap: GitSnapshot, directory: str) -> dict[str, str]:
-    """Variables of the ``.env`` next to the Compose files (for interpolation)."""
-    path = posixpath.join(directory, ".env") if directory else ".env"
+def dotenv(snap: GitSnapshot, directory: str, name: str | None = None) -> dict[str, str]:
+    """Variables of the ``.env`` (or ``name``) next to the Compose files (for interpolation)."""
+    path = _join(directory, name or ".env")
     if not snap.exists(path):
         return {}
     return {k: f.value for k, f in parse_env_file(snap.read(path), path).items()}
@@ -136,7 +214,7 @@ def read_compose(snap: GitSnapshot) -> list[ComposeService]:
     out: list[ComposeService] = []
     for directory, paths in sorted(compose_files(snap.files()).items()):
         snap.preload(paths)
-        reader = _Reader(snap, directory, dotenv(snap, directory))
+        reader = _Reader(snap, directory, dotenv(snap, directory), set(paths))
         project: dict[str, ComposeService] = {}
         for path in paths:
             reader.read_file(path, project)

@@ -6,20 +6,23 @@
 ``DB_HOST=orders-db`` → ``orders-db`` (a bare host only counts when the variable name says it
 is an address: ``*_HOST``, ``*_ADDR``, ``*_BROKERS``, ``*_URL``, ...).
 Kubernetes DNS names ``svc.ns.svc.cluster.local`` / ``svc.ns.svc`` become ``(svc, ns)``.
+Each reference keeps the ``address`` as written (``ledgerwriter:8080``, the whole URL) and the
+``port`` when one is written.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 _ADDRESS_VAR = re.compile(
-    r"(HOST|HOSTS|HOSTNAME|ADDR|ADDRESS|ENDPOINT|ENDPOINTS|SERVER|SERVERS|BROKER|BROKERS|"
+    r"(HOST|HOSTS|HOSTNAME|ADDR|ADDRS|ADDRESS|ADDRESSES|ENDPOINT|ENDPOINTS|SERVER|SERVERS|BROKER|BROKERS|"
     r"URL|URLS|URI|DSN|UPSTREAM|SERVICE|NODES|BOOTSTRAP)$"
 )
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$")
 _K8S_SUFFIXES = (".svc.cluster.local", ".svc")
+URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
 
 
 @dataclass(frozen=True)
@@ -28,25 +31,42 @@ class HostRef:
 
     host: str
     namespace: str | None = None
+    address: str = field(default="", compare=False)
+    port: int | None = field(default=None, compare=False)
+
+    def edge_props(self) -> dict[str, str | int]:
+        """``address``/``host``/``port`` as properties of a dependency edge."""
+        props: dict[str, str | int] = {"address": self.address, "host": self.host}
+        if self.port is not None:
+            props["port"] = self.port
+        return props
 
 
-def _split_host(item: str) -> str | None:
+def _port(text: str) -> int | None:
+    return int(text) if text.isdigit() and 0 < int(text) < 65536 else None
+
+
+def _split_host(item: str) -> tuple[str | None, int | None]:
     if "://" in item:
         try:
-            return urlsplit(item.split(":", 1)[1] if item.startswith("jdbc:") else item).hostname
+            url = urlsplit(item.split(":", 1)[1] if item.startswith("jdbc:") else item)
+            return url.hostname, url.port
         except ValueError:
-            return None
+            return None, None
     host = item.rsplit("@", 1)[-1].split("/", 1)[0]
-    host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    return host if _HOST.match(host) else None
+    port = None
+    if host.count(":") == 1:
+        host, _, tail = host.partition(":")
+        port = _port(tail)
+    return (host, port) if _HOST.match(host) else (None, None)
 
 
-def _k8s(host: str) -> HostRef:
+def _k8s(host: str, address: str, port: int | None) -> HostRef:
     for suffix in _K8S_SUFFIXES:
         if host.endswith(suffix):
             parts = host[: -len(suffix)].split(".")
-            return HostRef(parts[0], parts[1] if len(parts) > 1 else None)
-    return HostRef(host)
+            return HostRef(parts[0], parts[1] if len(parts) > 1 else None, address, port)
+    return HostRef(host, None, address, port)
 
 
 def hosts_in(var: str, value: str) -> list[HostRef]:
@@ -59,9 +79,9 @@ def hosts_in(var: str, value: str) -> list[HostRef]:
     for item in (i.strip() for i in value.split(",")):
         if not item or ("://" not in item and not is_address):
             continue
-        host = _split_host(item)
+        host, port = _split_host(item)
         if host and not host.replace(".", "").isdigit() and host != "localhost":
-            ref = _k8s(host.lower())
+            ref = _k8s(host.lower(), URL_PASSWORD.sub(r"\1***@", item), port)
             if ref not in out:
                 out.append(ref)
     return out

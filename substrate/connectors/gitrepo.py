@@ -3,11 +3,15 @@
 ``batch_at(repo, commit)`` reads the commit without checking it out and returns:
 
 * ``Repository`` ``repo:<owner-name>`` (name from ``remote.origin.url``, else the folder);
-* a ``Service`` per ``services/<name>/`` (also ``apps/<name>/``) folder, ``PART_OF`` the
-  repository, plus every Service/Infrastructure of the deployment manifests, all merged by
+* a ``Service`` per ``services/<name>/`` (also ``apps/<name>/``) folder, plus every
+  Service/Infrastructure of the deployment manifests and Backstage descriptors, all merged by
   alias (see :mod:`~substrate.connectors.aliases`), with ``aliases``/``alias_evidence`` props;
-* edges from :mod:`manifests`, :mod:`codeowners`, :mod:`adr`, :mod:`postmortem` and
-  :mod:`designdocs`.
+  each linked to its source folder wherever it is (:mod:`layout`), which is ``PART_OF`` the
+  repository and decides path-based ownership;
+* edges from :mod:`manifests`, :mod:`backstage`, :mod:`codeowners`, :mod:`owners_files`,
+  :mod:`adr`, :mod:`postmortem` and :mod:`designdocs`. Several ownership sources may name
+  owners (all get ``OWNS``); ``PRIMARY_OWNER`` comes from the most specific one that names any:
+  catalog descriptor, then ownership map, then CODEOWNERS, then OWNERS files.
 
 Every evidence ref is ``path#L<line>@<commit>`` of the line that proves the fact, named by
 the commit that wrote it (see :class:`~substrate.connectors.gitsource.GitSnapshot`). Edges are
@@ -27,15 +31,19 @@ from typing import Any
 
 from substrate.connectors.adr import adr_batch
 from substrate.connectors.aliases import Entity, NameIndex
+from substrate.connectors.backstage import catalog_batch
 from substrate.connectors.codeowners import codeowners_batch
 from substrate.connectors.designdocs import describe_services, design_batch
 from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
+from substrate.connectors.layout import deploying_file, link_sources
 from substrate.connectors.manifests import manifest_batch
+from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
 from substrate.connectors.postmortem import postmortem_batch
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
 SERVICE_ROOTS = ("services", "apps")
 DEFAULT_THRESHOLD = 0.92
+OWNER_PRECEDENCE = ("catalog-info", "owners-map", "CODEOWNERS", "OWNERS")
 
 
 def repo_name(repo: Path) -> str:
@@ -106,19 +114,31 @@ def _merge_nodes(nodes: list[NodeRecord]) -> list[NodeRecord]:
     return list(merged.values())
 
 
+ADDRESS_PROPS = ("address", "host", "port")
+
+
 def _unique_edges(edges: list[EdgeRecord]) -> list[EdgeRecord]:
+    """One edge per ``eid``: the most confident (then first); every proving ref in
+    ``evidence_refs``; the address of a less confident duplicate kept when the chosen has none."""
     chosen: dict[str, EdgeRecord] = {}
     refs: dict[str, list[str]] = {}
+    address: dict[str, dict[str, Any]] = {}
     for edge in sorted(edges, key=lambda e: -e.confidence):  # stable: file order within ties
-        refs.setdefault(edge.eid, [])
-        if edge.evidence_ref not in refs[edge.eid]:
-            refs[edge.eid].append(edge.evidence_ref)
+        found = refs.setdefault(edge.eid, [])
+        for ref in [edge.evidence_ref, *edge.props.get("evidence_refs", [])]:
+            if ref not in found:
+                found.append(ref)
         chosen.setdefault(edge.eid, edge)
+        if edge.props.get("address") and edge.eid not in address:
+            address[edge.eid] = {k: edge.props[k] for k in ADDRESS_PROPS if k in edge.props}
     out: list[EdgeRecord] = []
     for edge in edges:
         if chosen.get(edge.eid) is edge:
-            extra = {"evidence_refs": refs[edge.eid]} if len(refs[edge.eid]) > 1 else {}
-            out.append(dataclasses.replace(edge, props={**edge.props, **extra}))
+            props = {**address.get(edge.eid, {}), **edge.props}
+            props.pop("evidence_refs", None)
+            if len(refs[edge.eid]) > 1:
+                props["evidence_refs"] = refs[edge.eid]
+            out.append(dataclasses.replace(edge, props=props))
     return out
 
 
@@ -163,6 +183,36 @@ def _repository(snap: GitSnapshot, dirs: dict[str, str]) -> GraphBatch:
     return batch
 
 
+def _primary_by_precedence(batch: GraphBatch) -> GraphBatch:
+    """Keep, per service, the PRIMARY_OWNER edges of the first source that names any."""
+    def rank(edge: EdgeRecord) -> int:
+        via = edge.props.get("via")
+        return OWNER_PRECEDENCE.index(via) if via in OWNER_PRECEDENCE else len(OWNER_PRECEDENCE)
+
+    best: dict[str, int] = {}
+    for edge in batch.edges:
+        if edge.type == "PRIMARY_OWNER":
+            best[edge.dst] = min(best.get(edge.dst, rank(edge)), rank(edge))
+    batch.edges = [e for e in batch.edges
+                   if e.type != "PRIMARY_OWNER" or rank(e) == best[e.dst]]
+    return batch
+
+
+def ownership(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> GraphBatch:
+    """Owners of every service from every ownership convention: by its folder, or by the file
+    deploying it when it has none."""
+    owned = dict(dirs)
+    for entity in index.sorted_entities():
+        found = deploying_file(entity)
+        if entity.ceid not in owned and found is not None and not entity.pending_reason:
+            owned[entity.ceid] = found
+    batch = GraphBatch()
+    batch.extend(codeowners_batch(snap, owned))
+    batch.extend(owners_files_batch(snap, owned))
+    batch.extend(owner_maps_batch(snap, index, owned))
+    return _primary_by_precedence(batch)
+
+
 def batch_at(
     repo_path: Path | str, commit: str = "HEAD", threshold: float = DEFAULT_THRESHOLD
 ) -> GraphBatch:
@@ -172,8 +222,12 @@ def batch_at(
     dirs = register_folders(snap, index)
     batch = GraphBatch()
     batch.extend(manifest_batch(snap, index))
+    catalog, folders = catalog_batch(snap, index)
+    batch.extend(catalog)
+    dirs.update({c: f for c, f in folders.items() if c not in dirs})
+    dirs.update(link_sources(snap, index, dirs))
     describe_services(snap, index, dirs)
-    batch.extend(codeowners_batch(snap, dirs))
+    batch.extend(ownership(snap, index, dirs))
     batch.extend(adr_batch(snap, index))
     batch.extend(postmortem_batch(snap, index))
     batch.extend(design_batch(snap, index))

@@ -1,12 +1,20 @@
-"""Kubernetes manifests (multi-document YAML) → workloads and Services with line numbers.
+"""Kubernetes manifests (multi-document YAML) → workloads, Services and ConfigMaps with lines.
 
 A file is read when it is ``*.yaml``/``*.yml`` and has at least one document with both
-``apiVersion`` and ``kind``. Workloads: Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
-CronJob, Pod. A k8s ``Service`` is a DNS name for the workloads its selector picks.
+``apiVersion`` and ``kind``; a file holding ``{{ ... }}`` placeholders (a Helm chart's
+``templates/``, any Go-template) is not rendered, so it is not read at all. Workloads:
+Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod. A k8s ``Service`` is a DNS
+name for the workloads its selector picks. A container's environment read from a ConfigMap
+(``envFrom: [{configMapRef: {name}}]``, ``env[].valueFrom.configMapKeyRef``) resolves to the
+ConfigMap of that name nearest the workload's file (same file, then the longest common folder,
+then the shallowest path), keeping the line of the value in the ConfigMap and the line of the
+reference. Files are read shallowest first, so root manifests come before variants.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -19,6 +27,7 @@ from substrate.connectors.yamlnodes import (
     fact,
     get,
     items,
+    pairs,
     path_get,
     scalar,
     string_map,
@@ -26,6 +35,44 @@ from substrate.connectors.yamlnodes import (
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod")
 _SKIP_DIRS = (".github/", "docs/")
+_TEMPLATE = re.compile(r"\{\{-?\s*[-.$A-Za-z_(\"/]")
+
+
+def is_template(text: str) -> bool:
+    """Does the text hold Helm/Go-template placeholders (``{{ .Values.x }}``)?"""
+    return bool(_TEMPLATE.search(text))
+
+
+@dataclass(frozen=True)
+class ConfigRef:
+    """Environment read from a ConfigMap: every key (``key`` None, envFrom, with ``prefix``) or
+    one key into variable ``var`` (configMapKeyRef); ``at`` is the line of the reference."""
+
+    configmap: str
+    at: Fact
+    key: str | None = None
+    var: str = ""
+    prefix: str = ""
+
+
+@dataclass
+class ConfigMap:
+    name: Fact
+    namespace: Fact | None
+    data: dict[str, Fact] = field(default_factory=dict)
+
+    @property
+    def ns(self) -> str:
+        return self.namespace.value if self.namespace else "default"
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    """A variable's value as written in a ConfigMap (``value``) and where it is referenced."""
+
+    value: Fact
+    at: Fact
+    configmap: str
 
 
 @dataclass
@@ -36,10 +83,16 @@ class Workload:
     labels: dict[str, str] = field(default_factory=dict)
     images: list[Fact] = field(default_factory=list)
     env: dict[str, Fact] = field(default_factory=dict)
+    config_refs: list[ConfigRef] = field(default_factory=list)
+    ports: list[Fact] = field(default_factory=list)
 
     @property
     def ns(self) -> str:
         return self.namespace.value if self.namespace else "default"
+
+    @property
+    def path(self) -> str:
+        return self.name.path
 
 
 @dataclass
@@ -57,13 +110,43 @@ class K8sService:
         return same_ns and bool(self.selector) and self.selector.items() <= workload.labels.items()
 
 
+def _nearness(path: str, other: str) -> tuple[int, int, str]:
+    """Sort key: the same file first, then the longest common folder, then the shallowest."""
+    if path == other:
+        return (-1000, 0, other)
+    common = posixpath.commonpath([posixpath.dirname(path) or ".", posixpath.dirname(other) or "."])
+    shared = 0 if common in ("", ".") else common.count("/") + 1
+    return (-shared, other.count("/"), other)
+
+
 @dataclass
 class K8sManifests:
     workloads: list[Workload] = field(default_factory=list)
     services: list[K8sService] = field(default_factory=list)
+    configmaps: list[ConfigMap] = field(default_factory=list)
 
     def targets(self, svc: K8sService) -> list[Workload]:
         return [w for w in self.workloads if svc.selects(w)]
+
+    def configmap(self, name: str, work: Workload) -> ConfigMap | None:
+        """The ConfigMap ``name`` a workload reads (nearest its file, same namespace first)."""
+        named = [c for c in self.configmaps if c.name.value == name]
+        same_ns = [c for c in named if c.ns == work.ns] or named
+        return min(same_ns, key=lambda c: _nearness(work.path, c.name.path), default=None)
+
+    def config_env(self, work: Workload) -> dict[str, ConfigValue]:
+        """Variables the workload reads from ConfigMaps (literal ``env`` values win)."""
+        out: dict[str, ConfigValue] = {}
+        for ref in work.config_refs:
+            found = self.configmap(ref.configmap, work)
+            if found is None:
+                continue
+            if ref.key is None:
+                for key, value in found.data.items():
+                    out[ref.prefix + key] = ConfigValue(value, ref.at, ref.configmap)
+            elif ref.key in found.data:
+                out[ref.var] = ConfigValue(found.data[ref.key], ref.at, ref.configmap)
+        return {k: v for k, v in out.items() if k not in work.env}
 
 
 def _pod_spec(kind: str, doc: Node) -> tuple[Node | None, Node | None]:
@@ -81,20 +164,46 @@ def _containers(spec: Node | None) -> Iterator[Node]:
     yield from items(get(spec, "containers"))
 
 
+def _env_from(container: Node, path: str) -> Iterator[ConfigRef]:
+    for source in items(get(container, "envFrom")):
+        name = fact(path_get(source, "configMapRef", "name"), path)
+        if name is not None:
+            yield ConfigRef(name.value, name, prefix=scalar(get(source, "prefix")) or "")
+
+
+def _read_container(work: Workload, container: Node, path: str) -> None:
+    image = fact(get(container, "image"), path)
+    if image is not None:
+        work.images.append(image)
+    for port in items(get(container, "ports")):
+        found = fact(get(port, "containerPort"), path)
+        if found is not None:
+            work.ports.append(found)
+    work.config_refs.extend(_env_from(container, path))
+    for var in items(get(container, "env")):
+        var_name, value = scalar(get(var, "name")), fact(get(var, "value"), path)
+        if var_name and value is not None:
+            work.env[var_name] = value
+        key_ref = path_get(var, "valueFrom", "configMapKeyRef")
+        map_name, key = fact(get(key_ref, "name"), path), scalar(get(key_ref, "key"))
+        if var_name and map_name is not None and key:
+            work.config_refs.append(ConfigRef(map_name.value, map_name, key, var_name))
+
+
 def _workload(kind: str, doc: Node, path: str, name: Fact) -> Workload:
     meta, spec = _pod_spec(kind, doc)
     labels = string_map(get(meta, "labels")) or string_map(path_get(doc, "metadata", "labels"))
     namespace = fact(path_get(doc, "metadata", "namespace"), path)
     work = Workload(kind, name, namespace, labels)
     for container in _containers(spec):
-        image = fact(get(container, "image"), path)
-        if image is not None:
-            work.images.append(image)
-        for var in items(get(container, "env")):
-            var_name, value = scalar(get(var, "name")), fact(get(var, "value"), path)
-            if var_name and value is not None:
-                work.env[var_name] = value
+        _read_container(work, container, path)
     return work
+
+
+def _configmap(doc: Node, path: str, name: Fact) -> ConfigMap:
+    namespace = fact(path_get(doc, "metadata", "namespace"), path)
+    data = {str(k.value): f for k, v in pairs(get(doc, "data")) if (f := fact(v, path))}
+    return ConfigMap(name, namespace, data)
 
 
 def _read_doc(doc: Node, path: str, out: K8sManifests) -> None:
@@ -108,18 +217,24 @@ def _read_doc(doc: Node, path: str, out: K8sManifests) -> None:
         namespace = fact(path_get(doc, "metadata", "namespace"), path)
         selector = string_map(path_get(doc, "spec", "selector"))
         out.services.append(K8sService(name, namespace, selector))
+    elif kind == "ConfigMap":
+        out.configmaps.append(_configmap(doc, path, name))
+
+
+def manifest_paths(files: tuple[str, ...]) -> list[str]:
+    """YAML files that may be Kubernetes manifests, shallowest first."""
+    paths = [p for p in files if p.endswith((".yaml", ".yml")) and not p.startswith(_SKIP_DIRS)]
+    return sorted(paths, key=lambda p: (p.count("/"), p))
 
 
 def read_k8s(snap: GitSnapshot) -> K8sManifests:
     """Every workload and Service of every Kubernetes manifest in the snapshot."""
     out = K8sManifests()
-    paths = [
-        p for p in snap.files() if p.endswith((".yaml", ".yml")) and not p.startswith(_SKIP_DIRS)
-    ]
+    paths = manifest_paths(snap.files())
     snap.preload(paths)
     for path in paths:
         text = snap.read(path)
-        if "apiVersion" not in text or "kind" not in text:
+        if "apiVersion" not in text or "kind" not in text or is_template(text):
             continue
         for doc in compose_all(text):
             _read_doc(doc, path, out)

@@ -4,10 +4,17 @@
   (postgres, mysql, mongo, redis, kafka, rabbitmq, nats, elasticsearch, ...) is
   ``Infrastructure`` with ``kind`` database | cache | queue | search | ...; anything else is a
   ``Service``. Names resolve through :class:`~substrate.connectors.aliases.NameIndex`.
+  An image that names none is classified by the well-known port it listens on (a workload on
+  5432 is a database). Image names match by whole word (``postgrest`` is no ``postgres``).
 * ``depends_on`` / ``links`` → ``DEPENDS_ON`` (confidence 1.0).
 * An environment variable naming another entity's host or URL → ``CALLS`` (to a Service) or
-  ``DEPENDS_ON`` (to Infrastructure), confidence 0.95 (a heuristic reading).
+  ``DEPENDS_ON`` (to Infrastructure), confidence 0.95 (a heuristic reading), with the
+  ``address`` as written, its ``host`` and ``port`` as edge properties. A Kubernetes variable
+  read from a ConfigMap (``envFrom``, ``configMapKeyRef``) has its evidence on the ConfigMap's
+  line and the reference's line in ``evidence_refs``.
 * A Kubernetes namespace is ``Infrastructure(kind=namespace)`` that ``HOSTS`` its workloads.
+* Entities keep ``manifests`` (the files defining them), ``ports``, compose ``profiles`` and the
+  compose ``build_context`` (the source folder, see :mod:`layout`).
 
 Every edge's evidence is ``path#L<line>@<commit>`` of the line that proves it.
 """
@@ -19,9 +26,9 @@ from dataclasses import dataclass
 
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
 from substrate.connectors.compose import ComposeService, read_compose
-from substrate.connectors.endpoints import HostRef, hosts_in
+from substrate.connectors.endpoints import URL_PASSWORD, HostRef, hosts_in
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.k8s import K8sManifests, Workload, read_k8s
+from substrate.connectors.k8s import ConfigValue, K8sManifests, Workload, read_k8s
 from substrate.connectors.yamlnodes import Fact
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
@@ -35,40 +42,72 @@ _KINDS: dict[str, tuple[str, ...]] = {
     "coordination": ("zookeeper", "etcd", "consul"),
     "storage": ("minio",),
 }  # fmt: skip
+_PORTS = {
+    5432: "database", 3306: "database", 27017: "database", 9042: "database", 26257: "database",
+    1433: "database", 6379: "cache", 11211: "cache", 9092: "queue", 5672: "queue",
+    4222: "queue", 9200: "search",
+}  # fmt: skip
 _SECRET = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|API_KEY|PRIVATE", re.IGNORECASE)
-_URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 def infra_kind(image: str | None) -> str | None:
     """Infrastructure kind of a container image, ``None`` for an application image."""
     if not image:
         return None
-    name = image.rsplit("/", 1)[-1].split("@")[0].split(":")[0].lower()
-    return next((k for k, words in _KINDS.items() if any(w in name for w in words)), None)
+    path = image.split("@")[0].lower()
+    path = path.rsplit(":", 1)[0] if ":" in path.rsplit("/", 1)[-1] else path
+    words = set(_WORD.findall(path.split("/", 1)[-1] if "." in path.split("/")[0] else path))
+    for kind, names in _KINDS.items():
+        if any(w in words or f"{w}ql" in words or f"{w}db" in words for w in names):
+            return kind
+    return None
+
+
+def port_kind(ports: list[str]) -> str | None:
+    """Infrastructure kind of a workload listening on a well-known datastore port."""
+    for text in ports:
+        target = text.rsplit(":", 1)[-1].split("/")[0]
+        if target.isdigit() and int(target) in _PORTS:
+            return _PORTS[int(target)]
+    return None
 
 
 def redact(var: str, value: str) -> str:
     """``VAR=value`` with secrets masked (secret-named variables, passwords inside URLs)."""
     if _SECRET.search(var):
         return f"{var}=***"
-    masked = _URL_PASSWORD.sub(r"\1***@", value)
+    masked = URL_PASSWORD.sub(r"\1***@", value)
     return f"{var}={masked}"
 
 
-def _label(image: str | None) -> str:
-    return "Infrastructure" if infra_kind(image) else "Service"
+def _kind(image: str | None, ports: list[Fact]) -> str | None:
+    if image and infra_kind(image):
+        return infra_kind(image)
+    return port_kind([p.value for p in ports])
 
 
-def _add_props(entity: Entity, image: Fact | None, env: dict[str, Fact], via: str) -> None:
+def _label(image: str | None, ports: list[Fact]) -> str:
+    return "Infrastructure" if _kind(image, ports) else "Service"
+
+
+def _union(props: dict[str, object], key: str, values: list[str]) -> None:
+    if values:
+        old = props.get(key)
+        props[key] = sorted(set(old if isinstance(old, list) else []) | set(values))
+
+
+def _add_props(
+    entity: Entity, image: Fact | None, env: dict[str, Fact], via: str, ports: list[Fact]
+) -> None:
     props = entity.props
     if image is not None:
         props.setdefault("image", image.value)
-        kind = infra_kind(image.value)
-        if kind:
-            props.setdefault("kind", kind)
-    if env:
-        merged = set(props.get("env", [])) | {redact(k, f.value) for k, f in env.items()}
-        props["env"] = sorted(merged)
+    kind = _kind(image.value if image else None, ports)
+    if kind and entity.label == "Infrastructure":
+        props.setdefault("kind", kind)
+    _union(props, "env", [redact(k, f.value) for k, f in env.items()])
+    _union(props, "ports", [p.value for p in ports])
     props["deployed_by"] = sorted(set(props.get("deployed_by", [])) | {via})
 
 
@@ -80,6 +119,7 @@ class _Deployed:
     env: dict[str, Fact]
     namespace: str | None
     depends: dict[str, Fact]
+    config: dict[str, ConfigValue] | None = None
 
 
 class ManifestReader:
@@ -104,10 +144,14 @@ class ManifestReader:
 
     def add_compose(self, svc: ComposeService) -> None:
         image = svc.image.value if svc.image else None
-        entity = self.index.register(_label(image), svc.key, self.ref(svc.defined))
+        entity = self.index.register(_label(image, svc.ports), svc.key, self.ref(svc.defined))
         for name, fact in sorted(svc.dns_names.items()):
             self.index.alias(entity.ceid, name, self.ref(fact))
-        _add_props(entity, svc.image, svc.env, "compose")
+        _add_props(entity, svc.image, svc.env, "compose", svc.ports)
+        _union(entity.props, "manifests", [svc.defined.path])
+        _union(entity.props, "profiles", svc.profiles)
+        if svc.build is not None:
+            entity.props.setdefault("build_context", svc.build.value)
         depends = {**svc.depends_on, **svc.links}
         self.deployed.append(_Deployed(entity, svc.env, None, depends))
 
@@ -115,11 +159,14 @@ class ManifestReader:
         entities: list[Entity] = []
         for work in manifests.workloads:
             image = work.images[0].value if work.images else None
-            entity = self.index.register(_label(image), work.name.value, self.ref(work.name))
-            _add_props(entity, work.images[0] if work.images else None, work.env, "k8s")
+            label = _label(image, work.ports)
+            entity = self.index.register(label, work.name.value, self.ref(work.name))
+            _add_props(entity, work.images[0] if work.images else None, work.env, "k8s", work.ports)
+            _union(entity.props, "manifests", [work.path])
             entity.props.setdefault("namespace", work.ns)
             entities.append(entity)
-            self.deployed.append(_Deployed(entity, work.env, work.ns, {}))
+            config = manifests.config_env(work)
+            self.deployed.append(_Deployed(entity, work.env, work.ns, {}, config))
             self.dns[(work.name.value, work.ns)] = entity.ceid
             self.hosts(work, entity)
         for svc in manifests.services:
@@ -154,14 +201,22 @@ class ManifestReader:
             if dst and dst != src:
                 self.edge("DEPENDS_ON", src, dst, fact, 1.0, {"via": "depends_on"})
         for var, fact in sorted(item.env.items()):
-            for host in hosts_in(var, fact.value):
-                dst = self.target(host, item.namespace)
-                if dst and dst != src:
-                    kind = "CALLS" if self.index.get(dst).label == "Service" else "DEPENDS_ON"
-                    self.edge(kind, src, dst, fact, HEURISTIC, {"via": "env", "var": var})
+            self.env_edges(item, var, fact, {"via": "env", "var": var})
+        for var, value in sorted((item.config or {}).items()):
+            props: dict[str, object] = {"via": "configmap", "var": var, "configmap": value.configmap,
+                     "evidence_refs": [self.ref(value.value), self.ref(value.at)]}
+            self.env_edges(item, var, value.value, props)
+
+    def env_edges(self, item: _Deployed, var: str, fact: Fact, props: dict[str, object]) -> None:
+        src = item.entity.ceid
+        for host in hosts_in(var, fact.value):
+            dst = self.target(host, item.namespace)
+            if dst and dst != src:
+                kind = "CALLS" if self.index.get(dst).label == "Service" else "DEPENDS_ON"
+                self.edge(kind, src, dst, fact, HEURISTIC, {**props, **host.edge_props()})
 
     def edge(
-        self, kind: str, src: str, dst: str, fact: Fact, conf: float, props: dict[str, str]
+        self, kind: str, src: str, dst: str, fact: Fact, conf: float, props: dict[str, object]
     ) -> None:
         edge = EdgeRecord(kind, src, dst, self.ref(fact), conf, source="git", props=props)
         self.batch.edges.append(edge)

@@ -22,12 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from substrate.connectors.adr import is_adr_path
+from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.codeowners import LOCATIONS
 from substrate.connectors.compose import _EXTRA, BASES
 from substrate.connectors.designdocs import is_design_path
 from substrate.connectors.gitcmd import run_git
 from substrate.connectors.gitrepo import SERVICE_ROOTS
 from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
+from substrate.connectors.layout import is_layout_path
+from substrate.connectors.owners_files import is_owners_path
 from substrate.connectors.postmortem import is_postmortem_path
 
 _RECORD = "\x1e"
@@ -67,6 +70,9 @@ READERS: tuple[Reader, ...] = (
     Reader("envfiles", _env_file, "**/.env*, **/*.env"),
     Reader("k8s", _k8s, "**/*.yaml, **/*.yml outside .github/ and docs/"),
     Reader("codeowners", lambda p: p in LOCATIONS, ", ".join(LOCATIONS)),
+    Reader("owners", is_owners_path, "**/OWNERS, OWNERS_ALIASES, **/owners.y(a)ml, ..."),
+    Reader("catalog", is_catalog_path, "**/catalog-info*.y(a)ml, **/*.backstage.y(a)ml"),
+    Reader("layout", is_layout_path, "**/Dockerfile*, pom.xml, package.json, go.mod, ..."),
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
     Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),
     Reader("designdocs", is_design_path, "docs/design/**, docs/rfcs/**, design/**, ..."),

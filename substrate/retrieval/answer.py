@@ -5,95 +5,52 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
 
 from substrate.connectors.llm_edges import OpenAIChatClient
+from substrate.retrieval import composers as c
+from substrate.retrieval.composers import Citation, Citations
 from substrate.retrieval.context import Hit, StrategyResult
 
-Citation = dict[str, Any]
+__all__ = ["Citation", "Citations", "compose", "generate"]
+
 _CITE = re.compile(r"\[(\d+)\]")
+_PRIMARY = {"dependency": "dependencies", "callers": "callers", "ownership": "owns_traversal",
+            "decision_rationale": "memory", "when": "edge_history", "attributes": "attributes"}
 
 
-class Citations:
-    def __init__(self) -> None:
-        self.items: list[Citation] = []
-        self._index: dict[str, int] = {}
-
-    def cite(self, hop: dict[str, Any]) -> str:
-        ref = str(hop.get("evidence_ref") or "")
-        if not ref:
-            return ""
-        if ref not in self._index:
-            self.items.append({"n": len(self.items) + 1, "evidence_ref": ref,
-                               "edge": hop.get("type"), "from": hop.get("from"),
-                               "to": hop.get("to"), "source": hop.get("source")})
-            self._index[ref] = len(self.items)
-        return f"[{self._index[ref]}]"
-
-
-def _name(entity: dict[str, Any]) -> str:
-    return str(entity.get("name") or entity.get("ceid"))
-
-
-def _deps(facts: list[dict[str, Any]], cites: Citations, verb: str) -> str:
-    subject = _name(facts[0]["subject"])
-    parts = []
-    for f in facts:
-        refs = "".join(cites.cite(h) for h in f["hops"])
-        via = " -> ".join(h["type"] for h in f["hops"])
-        parts.append(f"{_name(f['target'])} ({via}){refs}")
-    return f"{subject} {verb}: " + "; ".join(parts) + "."
-
-
-def _owners(fact: dict[str, Any], cites: Citations) -> str:
-    lines = []
-    for owner in fact["owners"]:
-        refs = "".join(dict.fromkeys(cites.cite(c) for c in owner["claims"]))
-        tag = " (primary)" if any(c["primary"] for c in owner["claims"]) else ""
-        lines.append(f"{_name(owner)}{tag}{refs}")
-    text = f"{_name(fact['subject'])} is owned by " + ", ".join(lines) + "."
-    return text + (f" Note: {fact['note']}." if fact.get("note") else "")
-
-
-def _memory(facts: list[dict[str, Any]], cites: Citations) -> str:
-    lines = []
-    for f in facts:
-        p = f["props"]
-        status = f" — {p['status']}" if p.get("status") else ""
-        sup = f", superseded by {', '.join(f['superseded_by'])}" if f["superseded_by"] else ""
-        date = p.get("date") or p.get("occurred_at") or ""
-        lines.append(f"{f['kind']} {_name(f['item'])} ({date}{status}{sup}){cites.cite(f['hop'])}")
-    return f"Institutional memory for {_name(facts[0]['subject'])}: " + "; ".join(lines) + "."
-
-
-def _fallback(hits: list[Hit]) -> str:
-    if not hits:
-        return "No grounded answer: nothing in the graph matched the question."
-    top = "; ".join(f"{h.name} ({h.label})" for h in hits[:5])
-    return f"Most relevant evidence: {top}."
+def _family(intent: str, res: StrategyResult, cites: Citations) -> str | None:
+    if intent in ("dependency", "callers"):
+        return c.dependencies(res.facts, cites, callers=intent == "callers")
+    if intent == "ownership":
+        return c.owners(res.facts[0], cites)
+    if intent == "decision_rationale":
+        return c.memory(res.facts, cites)
+    if intent == "when":
+        return c.when(res.facts[0], cites)
+    if intent == "attributes":
+        return c.attributes(res.facts, cites)
+    return None
 
 
 def compose(intent: str, results: dict[str, StrategyResult],
             fused: list[Hit]) -> tuple[str, list[Citation]]:
     cites = Citations()
-    primary = {"dependency": "dependencies", "callers": "callers",
-               "ownership": "owns_traversal", "decision_rationale": "memory"}.get(intent)
-    res = results.get(primary) if primary else None
+    rationale = results.get("rationale")
+    if intent == "decision_rationale" and rationale is not None and rationale.facts:
+        return c.rationale(rationale.facts[0], cites), cites.items
+    res = results.get(_PRIMARY.get(intent, ""))
     if res is not None and res.facts:
-        if intent == "dependency":
-            text = _deps(res.facts, cites, "depends on")
-        elif intent == "callers":
-            text = _deps(res.facts, cites, "is called directly by")
-        elif intent == "ownership":
-            text = _owners(res.facts[0], cites)
-        else:
-            text = _memory(res.facts, cites)
-        return text, cites.items
+        text = _family(intent, res, cites)
+        if text:
+            return text, cites.items
     for name in ("risks", "epic_impact", "temporal", "intent"):
         extra = results.get(name)
         if extra is not None and extra.note and extra.facts:
             return extra.note, cites.items
-    return _fallback(fused), cites.items
+    changes = results.get("window_changes")
+    if changes is not None and changes.facts:
+        return c.window(changes.facts[0], cites), cites.items
+    return c.fallback(fused), cites.items
 
 
 async def generate(chat_url: str, model: str, question: str, context: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from substrate.graph.records import slug
+from substrate.retrieval.gazetteer import link_names
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.mentions import fuzzy_query
 from substrate.retrieval.scope import ReadScope
@@ -45,9 +46,14 @@ async def link_mention(reader: GraphReader, scope: ReadScope, mention: str,
             else "fuzzy full-text match on names and aliases"}
 
 
-async def link_entities(reader: GraphReader, scope: ReadScope,
-                        mentions: list[str]) -> list[dict[str, Any]]:
+async def link_entities(reader: GraphReader, scope: ReadScope, mentions: list[str],
+                        question: str | None = None) -> list[dict[str, Any]]:
+    """The tenant's names found in ``question`` (``gazetteer``) first, in order of appearance,
+    then the fuzzy full-text matches of the pattern mentions."""
     linked: dict[str, dict[str, Any]] = {}
+    if question:
+        for named in await link_names(reader, scope, question):
+            linked.setdefault(named["ceid"], {**named, "mention": named["name"], "score": 1.0})
     for mention in mentions:
         entity = await link_mention(reader, scope, mention)
         if entity is not None and entity["ceid"] not in linked:

@@ -84,8 +84,26 @@ def _word_mentions(question: str) -> Iterable[tuple[int, str]]:
             yield m.start(), word
 
 
+_LEADING_QUALIFIER = re.compile(
+    r"^\s*(?:in|for|within|across|inside|at)\s+(?:the\s+)?[^,?]{2,60}?,\s*", re.I)
+_TRAILING_QUALIFIER = re.compile(
+    r"\s+(?:in|of|for|within)\s+(?:the\s+)?[\w .-]{2,40}?\s+(?:repo(?:sitory)?|project|codebase"
+    r"|organi[sz]ation|monorepo)\b", re.I)
+
+
+def strip_qualifiers(question: str) -> str:
+    """The question without a phrase that names the tenant or repository rather than an
+    entity: "In Bank of Anthos, who calls X?" -> "who calls X?"; "... in the FAC repo"."""
+    return _TRAILING_QUALIFIER.sub("", _LEADING_QUALIFIER.sub("", question, count=1))
+
+
+def is_stop_word(word: str) -> bool:
+    return word.lower() in _STOP
+
+
 def extract_mentions(question: str) -> list[str]:
     """Entity mention strings, in order of appearance, without case-insensitive repeats."""
+    question = strip_qualifiers(question)
     found: list[tuple[int, str]] = []
     for m in _QUOTED.finditer(question):
         text = next(g for g in m.groups() if g is not None).strip()

@@ -31,6 +31,8 @@ PLANS: dict[str, tuple[str, ...]] = {
     Intent.STRATEGIC_RISKS: ("vector", "keyword", "chunk_graph"),
     Intent.EPIC_IMPACT: ("vector", "keyword"),
     Intent.INTENT_MISMATCH: ("vector", "keyword"),
+    Intent.ATTRIBUTES: ("dependencies", "keyword"),
+    Intent.WHEN: ("keyword",),
     Intent.FREE_TEXT: ("vector", "keyword", "chunk_graph", "local_graphrag"),
 }
 

@@ -48,6 +48,8 @@ class Intent(StrEnum):
     STRATEGIC_RISKS = "strategic_risks"
     EPIC_IMPACT = "epic_impact"
     INTENT_MISMATCH = "intent_mismatch"
+    ATTRIBUTES = "attributes"
+    WHEN = "when"
     FREE_TEXT = "free_text"
 
 
@@ -61,10 +63,15 @@ SPEC_STRATEGIES: dict[Intent, tuple[str, ...]] = {
     Intent.STRATEGIC_RISKS: ("raptor", "global_graphrag"),
     Intent.EPIC_IMPACT: ("intent_assertion_traversal",),
     Intent.INTENT_MISMATCH: ("embedding_similarity",),
+    Intent.ATTRIBUTES: ("edge_properties",),
+    Intent.WHEN: ("edge_validity_history",),
     Intent.FREE_TEXT: ("vector", "keyword", "local_graphrag"),
 }
 
 _I = Intent
+# "which services / what / who" + at most two words that are not an auxiliary ("what does X
+# use" keeps its subject) + the verb: the question asks for the subjects of the relation
+_REVERSE = r"\b(?:which|what|who)\s+(?:(?!does\b|do\b|did\b|is\b|are\b)\w+\s+){0,2}?"
 _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.8, r"\bdepend(?:s|ed|ing)?\s+on\b"),
     (_I.DEPENDENCY, 0.8, r"\bdependenc(?:y|ies)\b"),
@@ -72,7 +79,15 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.6, r"\bwhat\s+does\s+.+?\s+(?:use|call|need|require)\b"),
     (_I.DEPENDENCY, 0.6, r"\bblast\s+radius\b|\bwhat\s+(?:would\s+)?breaks?\b"),
     (_I.DEPENDENCY, 0.5, r"\b(?:down|up)stream\b"),
+    # passive: "what is used by X" names the user, so it asks for X's dependencies
+    (_I.DEPENDENCY, 0.85, r"\b(?:used|consumed|depended\s+(?:up)?on|relied\s+(?:up)?on)\s+by\b"),
     (_I.CALLERS, 0.9, r"\bwho\s+calls\b"),
+    # reverse direction: the question names the callee ("which services depend on X")
+    (_I.CALLERS, 0.92, _REVERSE + r"(?:depends?|depended|relies|rely|relying)\s+(?:up)?on\b"),
+    (_I.CALLERS, 0.85, _REVERSE + r"(?:uses?|using|consumes?|connects?\s+to|talks?\s+to"
+                       r"|reads?\s+from|writes?\s+to)\b"),
+    (_I.CALLERS, 0.9, r"\b(?:dependents|consumers|clients)\b|\bdependent\s+services\b"),
+
     (_I.CALLERS, 0.85, r"\bcallers?\b|\bcalled\s+by\b|\bincoming\s+calls\b"),
     (_I.CALLERS, 0.75, r"\b(?:services?|functions?|modules?|what|which|who)\s+(?!does\b|do\b|did\b)"
                        r"(?:\w+\s+)?(?:call|calls|calling|invoke[sd]?|invoking)\b"),
@@ -93,6 +108,12 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                        r"(?:outage|incident|deploy\w*|release|rollout)\b"),
     (_I.TEMPORAL, 0.5, r"\b(?:diff|delta|history|timeline)\b"),
     (_I.TEMPORAL, 0.35, r"\bas\s+of\b|\bat\s+the\s+time\b"),
+    (_I.ATTRIBUTES, 0.85, r"\b(?:address(?:es)?|host\s?names?|hosts?|ports?|urls?|endpoints?"
+                          r"|connection\s+strings?|uris?|dsn)\b"),
+    (_I.ATTRIBUTES, 0.6, r"\bwhat\s+version\b|\bwhich\s+version\b|\bimage\s+tag\b"),
+    (_I.WHEN, 0.9, r"^\W*when\s+(?:did|was|were|has|have|do)\b|\bsince\s+when\b"),
+    (_I.WHEN, 0.7, r"\b(?:start(?:ed)?|stop(?:ped)?|beg[ia]n|ceased?|quit)\s+"
+                   r"(?:calling|using|depending|talking|connecting|to\s+(?:call|use|depend))\b"),
     (_I.STRATEGIC_RISKS, 0.9, r"\bsingle\s+points?\s+of\s+failure\b|\bspofs?\b"),
     (_I.STRATEGIC_RISKS, 0.75, r"\brisks?\b|\briskiest\b"),
     (_I.STRATEGIC_RISKS, 0.6, r"\bhot\s?spots?\b|\bbottlenecks?\b|\btech(?:nical)?\s+debt\b"),
@@ -182,6 +203,9 @@ def _match_cues(question: str, time: TimeScope) -> list[Cue]:
         if not any(k[0] == intent and k[2].start() < m.end() and m.start() < k[2].end()
                    for k in kept):
             kept.append((intent, w, m))
+    reverse = [k[2] for k in kept if k[0] is Intent.CALLERS]
+    kept = [k for k in kept if k[0] is not Intent.DEPENDENCY  # the callee is named: reversed
+            or not any(r.start() < k[2].end() and k[2].start() < r.end() for r in reverse)]
     cues = [Cue(intent, w, m.group(0)) for intent, w, m in kept]
     if not time.is_empty:
         cues.append(Cue(Intent.TEMPORAL, _DATE_CUE_WEIGHT, ", ".join(time.phrases)))

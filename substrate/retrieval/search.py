@@ -16,6 +16,7 @@ from typing import Any
 from substrate.errors import BadRequest
 from substrate.graph.ontology import load_ontology
 from substrate.retrieval import answer as answers
+from substrate.retrieval.calibration import calibrated
 from substrate.retrieval.conflict_resolution import resolve as resolve_conflicts
 from substrate.retrieval.context import Hit, SearchContext, SearchOptions, StrategyResult
 from substrate.retrieval.context_fusion import ContextItem, fuse_context
@@ -29,9 +30,11 @@ from substrate.retrieval.fusion import RankedHit, rrf_fuse
 from substrate.retrieval.linking import link_entities
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
+from substrate.retrieval.rationale import rationale
 from substrate.retrieval.registry import STRATEGIES, plan_for
 from substrate.retrieval.rerank import HttpReranker, LocalReranker
-from substrate.retrieval.router import classify
+from substrate.retrieval.router import Intent, classify
+from substrate.retrieval.time_scope import pin_scope
 from substrate.security.pii import redact
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -102,8 +105,11 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     started = time.perf_counter()
     route = classify(query, now=datetime.now(UTC))
     ctx = ctx_factory(route=route)
+    if route.intent not in (Intent.TEMPORAL, Intent.WHEN):  # "who owned X in 2021?"
+        pinned = await pin_scope(ctx)
+        ctx = ctx if pinned is None else ctx_factory(route=route, scope=pinned)
     mentions = list(dict.fromkeys([*route.mentions, *entity_candidates(query)]))
-    ctx.seeds = await link_entities(ctx.reader, ctx.scope, mentions)
+    ctx.seeds = await link_entities(ctx.reader, ctx.scope, mentions, query)
     plan = list(options.strategies or plan_for(route.intent))
     if options.strategies is None:  # NL→Cypher leads where no structured family answers well
         plan = await nl_cypher.plan_with_fallback(ctx, plan)
@@ -121,10 +127,14 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     if options.rerank:
         fused, rerank_info = await _rerank(reranker, query, fused, options.top_k)
     fused = fused[: options.top_k]
+    if route.intent is Intent.DECISION_RATIONALE:
+        quoted = await rationale(ctx, fused, reranker)
+        results = results if quoted is None else {**results, "rationale": quoted}
     asserted = results
     results, resolutions = resolve_conflicts(results, load_ontology(), options.conflict_strategy)
     context = _context(results, fused, options.token_budget)
     text, citations = answers.compose(str(route.intent), results, fused)
+    answer_confidence, composed = calibrated(str(route.intent), results, text), text
     text, citations = nl_cypher.answer(results, text, citations)
     if chat is not None:
         try:
@@ -135,6 +145,9 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     await emit("answer", {"answer": text, "citations": citations})
     bundle = build_bundle(ctx, results, context, asserted, resolutions)
     confidence = nl_cypher.flag(build_confidence(ctx, results, plan, bool(failed)), results)
+    if text == composed:  # the composed answer stands (NL→Cypher did not replace it)
+        confidence = {**confidence, "evidence_confidence": confidence["confidence"],
+                      "confidence": answer_confidence}
     counterfactual = None
     cf_options = CounterfactualOptions.parse(options.counterfactual)
     if cf_options is not None:

@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 
 from gds_jobs import risks_store
+from substrate.retrieval.composers import listing
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.global_search import global_search
 from substrate.retrieval.registry import register
@@ -22,7 +23,7 @@ NOTHING_STORED = ("No stored risk ranking for this tenant at this snapshot and c
 def _risk_text(items: list[Any]) -> str:
     lines = []
     for i, item in enumerate(items, 1):
-        reasons = "; ".join(f.note for f in item.factors[:3])
+        reasons = listing((f.note for f in item.factors[:3]), "no factor recorded", "; ")
         refs = sorted({h["evidence_ref"] for f in item.factors for h in f.evidence})[:2]
         lines.append(f"{i}. {item.name} ({item.label}, risk {item.score:.2f}): {reasons}"
                      + (f" [evidence: {', '.join(refs)}]" if refs else ""))

@@ -58,6 +58,8 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
             result.hops.extend(numbered(row["hops"]))
             result.facts.append({"subject": service, "target": row["target"],
                                  "depth": row["depth"], "hops": row["hops"]})
+        if not rows:  # looked up and found nothing: the answer says so
+            result.facts.append({"subject": service, "target": None, "depth": 0, "hops": []})
     return result
 
 

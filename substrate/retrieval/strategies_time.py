@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from substrate.errors import NotFound
+from substrate.retrieval.composers import listing
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.impact import epic_impact as impact_of
 from substrate.retrieval.impact import impact_hops, resolve_item
@@ -148,9 +149,14 @@ def impact_sentence(out: dict[str, Any]) -> str:
     item = out["item"]
     asserted = [s for s in out["services"] if s["role"] == "asserted"]
     refs = sorted({s["hops"][-1]["evidence_ref"] for s in asserted})
-    text = (f"{item['name']} ({item['ceid']}) affects "
-            + ", ".join(s["name"] for s in asserted)
-            + f" (asserted by {', '.join(out['intents'])} [{', '.join(refs)}]).")
+    if not asserted:
+        text = (f"{item['name']} ({item['ceid']}) names no service directly in an intent "
+                "assertion.")
+    else:
+        text = (f"{item['name']} ({item['ceid']}) affects "
+                + ", ".join(s["name"] for s in asserted)
+                + f" (asserted by {listing(out['intents'], 'an intent assertion')}"
+                + (f" [{', '.join(refs)}]" if refs else "") + ").")
     dependents = [s for s in out["services"] if s["role"] == "dependent"]
     if dependents:
         text += (f" Within {out['depth']} hop(s) these depend on them: "

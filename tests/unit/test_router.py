@@ -29,7 +29,7 @@ NOW = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # a Friday
         ("Find all services calling auth directly", Intent.CALLERS),
         ("Which services does this epic affect?", Intent.EPIC_IMPACT),
         # and some more of each family
-        ("Which services depend on redis transitively?", Intent.DEPENDENCY),
+        ("Which services depend on redis transitively?", Intent.CALLERS),  # issue 8: reverse
         ("What are the dependencies of billing-api?", Intent.DEPENDENCY),
         ("Who calls the payment-api?", Intent.CALLERS),
         ("List the callers of LedgerService", Intent.CALLERS),

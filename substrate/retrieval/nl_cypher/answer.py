@@ -25,6 +25,8 @@ def compose(fact: dict[str, Any]) -> tuple[str, list[Citation]]:
             if ref not in by_entity.get(end, ""):
                 by_entity[end] = by_entity.get(end, "") + ref
     mode = fact.get("mode")
+    if not rows:  # never "Ranked: ." or "."
+        return ("Nothing matched: the translated query ran and returned no rows."), cites.items
     if mode == "count" and rows and columns[:1] == ["count"]:
         members = rows[0][1] if len(rows[0]) > 1 else []
         listed = ", ".join(members[:MAX_LISTED])

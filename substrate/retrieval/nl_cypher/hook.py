@@ -27,7 +27,7 @@ from substrate.retrieval.router import Intent
 
 FAMILIES_ANSWER = {Intent.DEPENDENCY, Intent.CALLERS, Intent.OWNERSHIP,
                    Intent.DECISION_RATIONALE, Intent.EPIC_IMPACT, Intent.INTENT_MISMATCH,
-                   Intent.TEMPORAL, Intent.STRATEGIC_RISKS}
+                   Intent.TEMPORAL, Intent.STRATEGIC_RISKS, Intent.ATTRIBUTES, Intent.WHEN}
 WELL_ROUTED = 0.5
 HYBRID = ("vector", "keyword")
 

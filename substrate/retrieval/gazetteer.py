@@ -1,0 +1,105 @@
+"""Entity linking by the tenant's own names: lower-case, spaced and partial mentions.
+
+Pattern-based mention finding (``mentions``) misses names written in lower case inside a
+phrase ("connect to userservice", "the ledger-db gain"). Here every run of one to three words
+of the question is compared with the names and aliases of the tenant's services,
+infrastructure, teams and repositories after *squashing* both (lower case, letters and digits
+only): "user service", "user-service" and "userservice" are one name; a trailing
+"service"/"svc"/"api" may be left off ("the ledgerwriter service"). A single word of at least
+four letters that begins exactly one service's name links it ("balance" -> balancereader);
+a prefix shared by several links none (ambiguous partial names are not guessed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.mentions import is_stop_word, strip_qualifiers
+from substrate.retrieval.scope import ReadScope
+
+MAX_NAMES = 5000
+MIN_PREFIX = 4
+_SUFFIXES = ("service", "svc", "api", "server")
+_WORD = re.compile(r"[A-Za-z0-9][\w.-]*")
+_CACHE: dict[tuple[str, int, tuple[str, ...]], list[tuple[str, dict[str, Any]]]] = {}
+
+
+def squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def name_keys(entity: dict[str, Any], aliases: Iterable[str]) -> set[str]:
+    """Every squashed form the entity answers to."""
+    keys = {squash(str(entity.get("name") or "")), squash(entity["ceid"].split(":", 1)[-1])}
+    keys |= {squash(a) for a in aliases}
+    keys |= {k[: -len(s)] for k in list(keys) for s in _SUFFIXES
+             if k.endswith(s) and len(k) > len(s) + 2}
+    return {k for k in keys if len(k) >= 2}
+
+
+def _ngrams(words: list[tuple[int, str]]) -> Iterable[tuple[int, list[str]]]:
+    for i in range(len(words)):
+        for n in (3, 2, 1):
+            if i + n <= len(words):
+                yield words[i][0], [w for _, w in words[i:i + n]]
+
+
+def match_names(question: str, names: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Entities named in ``question``, in order of appearance (pure; no database)."""
+    index: dict[str, list[dict[str, Any]]] = {}
+    for key, entity in names:
+        index.setdefault(key, []).append(entity)
+    words = [(m.start(), m.group(0).rstrip(".").removesuffix("'s").removesuffix("’s"))
+             for m in _WORD.finditer(question)]
+    found: list[tuple[int, dict[str, Any]]] = []
+    for pos, gram in _ngrams(words):
+        if len(gram) == 1 and is_stop_word(gram[0]):
+            continue
+        key = squash("".join(gram))
+        for strip in ("",) + _SUFFIXES:
+            k = key[: -len(strip)] if strip and key.endswith(strip) else key
+            if strip and k == key:
+                continue
+            found += [(pos, e) for e in index.get(k, [])]
+    if not found:
+        found = _unique_prefixes(words, names)
+    seen: set[str] = set()
+    out = []
+    for _, entity in sorted(found, key=lambda f: (f[0], f[1].get("label") != "Service")):
+        if entity["ceid"] not in seen:
+            seen.add(entity["ceid"])
+            out.append({**entity, "why": "name in the question"})
+    return out
+
+
+def _unique_prefixes(words: list[tuple[int, str]], names: list[tuple[str, dict[str, Any]]]
+                     ) -> list[tuple[int, dict[str, Any]]]:
+    services = {e["ceid"]: (k, e) for k, e in names if e.get("label") == "Service"}
+    found = []
+    for pos, word in words:
+        w = squash(word)
+        if len(w) < MIN_PREFIX or is_stop_word(word):
+            continue
+        hits = {c for c, (k, _) in services.items() if k.startswith(w)}
+        if len(hits) == 1:
+            found.append((pos, services[hits.pop()][1]))
+    return found
+
+
+async def tenant_names(reader: GraphReader, scope: ReadScope) -> list[tuple[str, dict[str, Any]]]:
+    key = (scope.tenant, scope.version, scope.clearance)
+    if key not in _CACHE:
+        rows = await reader.rows("retrieval/entity_names", scope, limit=MAX_NAMES)
+        if len(_CACHE) > 64:
+            _CACHE.clear()
+        _CACHE[key] = [(k, dict(r["entity"])) for r in rows
+                       for k in name_keys(r["entity"], r["aliases"])]
+    return _CACHE[key]
+
+
+async def link_names(reader: GraphReader, scope: ReadScope,
+                     question: str) -> list[dict[str, Any]]:
+    return match_names(strip_qualifiers(question), await tenant_names(reader, scope))

@@ -1,0 +1,140 @@
+"""Strategies whose facts state the answer with no model, registered into the presets:
+
+* ``window_changes`` (Intent.TEMPORAL): what changed in the question's window ("in March 2024",
+  "between X and Y", "since v1.2", "last week") — the snapshot diff of ``temporal.changes``,
+  services and dependency/ownership edges first, each change with its commit and date;
+* ``edge_history`` (Intent.WHEN): "when did X start/stop calling Y?" — every CALLS/DEPENDS_ON
+  edge between the two (closed ones too), with the snapshot (commit, time) that opened and
+  closed each validity interval;
+* ``attributes`` (Intent.ATTRIBUTES): address, host, port, url, version of a service's
+  dependencies, read from the edge properties the connectors set.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from substrate.graph.ontology import load_ontology
+from substrate.retrieval import temporal
+from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.registry import register
+from substrate.retrieval.router import Intent
+from substrate.retrieval.time_scope import question_window, snapshots_by_version
+
+MAX_CHANGES = 60
+MAX_INTERVALS = 50
+STRUCTURAL = ("CALLS", "DEPENDS_ON", "OWNS", "PRIMARY_OWNER", "HOSTS", "SUPERSEDES")
+ATTRIBUTE_KEYS = ("address", "host", "hostname", "port", "url", "uri", "endpoint", "database",
+                  "version", "image", "var", "via")
+
+
+def _rank(entry: dict[str, Any]) -> tuple[int, str]:
+    """Services and dependencies appearing or going first, property changes last."""
+    moved = entry["change"] in ("added", "removed")
+    if entry["kind"] == "node":
+        main = entry["label"] in ("Service", "Infrastructure", "DecisionNode", "Team")
+        return (0 if moved and main else 2 if moved else 4, entry["id"])
+    return (1 if moved and entry["type"] in STRUCTURAL else 3, entry["id"])
+
+
+async def window_changes(ctx: SearchContext) -> StrategyResult:
+    result = StrategyResult("window_changes")
+    window = await question_window(ctx)
+    if window is None:
+        result.note = "the question names no time window"
+        return result
+    start, end, phrase = window
+    _, snaps, entries = await temporal.changes(ctx.settings, ctx.reader, ctx.scope, start, end,
+                                               load_ontology(), strict=False)
+    entries = sorted((e for e in entries if e["change"] != "transient"), key=_rank)
+    result.truncated = len(entries) > MAX_CHANGES
+    shown = entries[:MAX_CHANGES]
+    for rank, e in enumerate(shown):
+        if e["kind"] == "edge" and e["hop"]:
+            result.hops.append({**e["hop"], "hop": 1})
+        result.hits.append(Hit(e["id"], str(e.get("name") or e["id"]),
+                               str(e.get("label") or e.get("type") or ""), e["change"],
+                               1.0 / (1 + rank)))
+    result.facts.append({"window": {"from": start.isoformat(), "to": end.isoformat(),
+                                    "phrase": phrase},
+                         "snapshots": len(snaps), "changes": shown, "total": len(entries)})
+    return result
+
+
+def _names(seed: dict[str, Any]) -> list[str]:
+    return list(dict.fromkeys([str(seed.get("name") or ""), seed["ceid"].split(":", 1)[-1]]))
+
+
+async def edge_history(ctx: SearchContext) -> StrategyResult:
+    result = StrategyResult("edge_history")
+    ends = [s for s in ctx.seeds if s["label"] in ("Service", "Infrastructure")]
+    names: list[dict[str, Any]] = []
+    for s in ends:
+        if all(s.get("name") != n.get("name") for n in names):
+            names.append(s)
+    if len(names) < 2:
+        result.note = "the question names fewer than two services"
+        return result
+    subject, obj = names[0], names[1]
+    rows = await ctx.reader.rows("retrieval/edge_history", ctx.scope, subjects=_names(subject),
+                                 objects=_names(obj), limit=MAX_INTERVALS)
+    versions = {int(r["hop"]["valid_from_v"]) for r in rows}
+    versions |= {int(r["valid_to_v"]) for r in rows if r["valid_to_v"] is not None}
+    snaps = await snapshots_by_version(ctx.settings, ctx.scope.tenant, sorted(versions))
+    intervals = []
+    for r in rows:
+        closed = r["valid_to_v"] is not None and int(r["valid_to_v"]) <= ctx.scope.version
+        intervals.append({"hop": r["hop"], "opened": snaps.get(int(r["hop"]["valid_from_v"])),
+                          "closed": snaps.get(int(r["valid_to_v"])) if closed else None})
+        result.hops.append({**r["hop"], "hop": 1})
+    result.facts.append({"subject": subject, "object": obj, "intervals": intervals})
+    return result
+
+
+def attribute_values(props: dict[str, Any]) -> dict[str, Any]:
+    """The edge properties that state an attribute, known keys first."""
+    known = {k: props[k] for k in ATTRIBUTE_KEYS if props.get(k) not in (None, "", [])}
+    other = {k: v for k, v in sorted(props.items())
+             if k not in known and k not in ("evidence_refs", "inferred") and v not in (None, "")}
+    return {**known, **other}
+
+
+async def attributes(ctx: SearchContext) -> StrategyResult:
+    result = StrategyResult("attributes")
+    services = [s for s in ctx.seeds if s["label"] in ("Service", "Infrastructure")]
+    if not services:
+        result.note = "no service named in the question"
+        return result
+    subject = services[0]
+    rows = await ctx.reader.rows("retrieval/edge_attributes", ctx.scope, ceid=subject["ceid"],
+                                 limit=100)
+    for rank, r in enumerate(rows):
+        result.hits.append(Hit(r["target"]["ceid"], str(r["target"]["name"]),
+                               str(r["target"]["label"]), str(r["hop"]["type"]),
+                               1.0 / (1 + rank)))
+        result.hops.append({**r["hop"], "hop": 1})
+        result.facts.append({"subject": subject, "target": r["target"], "kind": r["kind"],
+                             "hop": r["hop"], "attributes": attribute_values(r["props"])})
+    if not rows:
+        result.facts.append({"subject": subject, "target": None, "attributes": {}})
+    return result
+
+
+def iso_date(value: str | None) -> str:
+    """``2020-04-06T23:14:28+00:00`` -> ``2020-04-06``."""
+    if not value:
+        return "an unknown date"
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return value[:10]
+
+
+def install() -> None:
+    register("window_changes", window_changes, Intent.TEMPORAL)
+    register("edge_history", edge_history, Intent.WHEN)
+    register("attributes", attributes, Intent.ATTRIBUTES)
+
+
+install()

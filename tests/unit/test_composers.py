@@ -1,0 +1,102 @@
+"""Every answer composer, walked with empty and missing inputs: no response renders an empty
+list into a sentence ("X is owned by ."), and each says what was checked instead."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from substrate.retrieval import composers as c
+from substrate.retrieval.answer import compose
+from substrate.retrieval.context import Hit, StrategyResult
+from substrate.retrieval.router import Intent
+from substrate.retrieval.strategies_time import impact_sentence, intent_sentence
+
+SVC = {"ceid": "service:frontend", "name": "frontend", "label": "Service"}
+# a blank where a list should be: "by .", "by ;", ": .", "uses ." , "(, )", "on  "
+BLANK = re.compile(r"\b(?:by|on|uses|is|of|to|for|from)\s*[.,;)]|:\s*[.,;)]|\(\s*[,;)]|\[\]"
+                   r"|\s{2,}|[:,]\s*$")
+
+
+def clean(text: str) -> None:
+    assert text and text.strip(), "empty answer"
+    assert not BLANK.search(text), f"blank list rendered: {text!r}"
+
+
+EMPTY_FACTS: list[tuple[str, dict[str, Any]]] = [
+    ("owns_traversal", {"subject": SVC, "owners": [], "note": None}),
+    ("dependencies", {"subject": SVC, "target": None, "depth": 0, "hops": []}),
+    ("callers", {"subject": SVC, "target": None, "depth": 0, "hops": []}),
+    ("edge_history", {"subject": SVC, "object": {**SVC, "name": "contacts"}, "intervals": []}),
+    ("attributes", {"subject": SVC, "target": None, "attributes": {}}),
+    ("memory", {"subject": SVC, "kind": "DecisionNode", "item": {}, "props": {}, "hop": {},
+                "superseded_by": []}),
+    ("window_changes", {"window": {"from": "2024-03-01", "to": "2024-04-01"}, "snapshots": 0,
+                        "changes": [], "total": 0}),
+    ("rationale", {"adr": {"ceid": "adr:0004", "name": "Use DRF"}, "status": None,
+                   "date": None, "quotes": [], "scores": []}),
+]
+FAMILY = {"owns_traversal": Intent.OWNERSHIP, "dependencies": Intent.DEPENDENCY,
+          "callers": Intent.CALLERS, "edge_history": Intent.WHEN,
+          "attributes": Intent.ATTRIBUTES, "memory": Intent.DECISION_RATIONALE,
+          "window_changes": Intent.TEMPORAL, "rationale": Intent.DECISION_RATIONALE}
+
+
+@pytest.mark.parametrize(("strategy", "fact"), EMPTY_FACTS, ids=[s for s, _ in EMPTY_FACTS])
+def test_every_family_with_an_empty_result_says_so(strategy: str, fact: dict[str, Any]) -> None:
+    results = {strategy: StrategyResult(strategy, facts=[fact])}
+    text, citations = compose(str(FAMILY[strategy]), results, [])
+    clean(text)
+    assert citations == []
+
+
+@pytest.mark.parametrize("intent", list(Intent))
+def test_no_results_at_all(intent: Intent) -> None:
+    for fused in ([], [Hit("adr:0001", "adr:0001", "Chunk", "", 0.5)]):
+        text, _ = compose(str(intent), {}, fused)
+        clean(text)
+
+
+def test_ownership_names_nobody_clearly() -> None:
+    text = c.owners({"subject": SVC, "owners": []}, c.Citations())
+    assert text.startswith("No owner is recorded for frontend") and "checked" in text
+
+
+def test_composer_functions_with_empty_lists() -> None:
+    cites = c.Citations()
+    for text in (c.dependencies([], cites, True), c.dependencies([], cites, False),
+                 c.memory([], cites), c.attributes([], cites), c.fallback([]),
+                 c.window({}, cites), c.when({}, cites), c.rationale({}, cites),
+                 c.owners({}, cites), c.listing([], "nothing recorded")):
+        clean(text)
+    assert c.listing(["", " "], "none") == "none"
+
+
+def test_other_sentences_with_empty_lists() -> None:
+    out = {"pr": {"name": "PR #1", "ceid": "pr:1"}, "status": "no_linked_item"}
+    clean(intent_sentence(out))
+    clean(impact_sentence({"item": {"name": "E", "ceid": "item:e"}, "services": [],
+                           "intents": [], "depth": 1}))
+
+
+def test_a_found_answer_cites_its_lines() -> None:
+    hop = {"type": "CALLS", "from": "service:frontend", "to": "service:contacts",
+           "evidence_ref": "kubernetes-manifests/frontend.yaml#L46@e94337d", "source": "git"}
+    fact = {"subject": SVC, "object": {"name": "contacts"},
+            "intervals": [{"hop": hop, "opened": {"valid_at": "2019-12-13T00:00:00+00:00",
+                                                  "commit": "e94337d9" + "0" * 32,
+                                                  "note": "e94337d9 hooked up contacts"},
+                           "closed": None}]}
+    cites = c.Citations()
+    text = c.when(fact, cites)
+    assert "2019-12-13" in text and "[1]" in text and "still does" in text
+    assert cites.items[0]["evidence_ref"].endswith("#L46@e94337d")
+
+
+def test_nl_cypher_with_no_rows_and_risks_without_factors() -> None:
+    from substrate.retrieval.nl_cypher.answer import compose as nl_compose
+
+    for mode in ("rank", "list", "count", None):
+        clean(nl_compose({"columns": ["entity"], "rows": [], "mode": mode})[0])

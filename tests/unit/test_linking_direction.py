@@ -1,0 +1,83 @@
+"""Question understanding: direction of dependency questions, the attribute and "when"
+families, qualifiers naming the repository, and linking of lower-case/partial names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from substrate.retrieval.gazetteer import match_names, name_keys
+from substrate.retrieval.mentions import extract_mentions, strip_qualifiers
+from substrate.retrieval.router import Intent, classify
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("Which services depend on balancereader?", Intent.CALLERS),
+        ("What depends on ledger-db?", Intent.CALLERS),
+        ("who depends on the accounts db", Intent.CALLERS),
+        ("what uses accounts-db?", Intent.CALLERS),
+        ("Which services connect to userservice?", Intent.CALLERS),
+        ("What are userservice's consumers?", Intent.CALLERS),
+        ("dependents of contacts", Intent.CALLERS),
+        ("who calls ledgerwriter", Intent.CALLERS),
+        ("What does frontend depend on?", Intent.DEPENDENCY),
+        ("What does frontend use?", Intent.DEPENDENCY),
+        ("what is used by frontend", Intent.DEPENDENCY),
+        ("What are the dependencies of frontend?", Intent.DEPENDENCY),
+        ("Which datastore does ledgerwriter use, and at what address?", Intent.ATTRIBUTES),
+        ("Which port does ledger-db listen on?", Intent.ATTRIBUTES),
+        ("When did frontend start calling contacts?", Intent.WHEN),
+        ("When did frontend stop calling balancereader?", Intent.WHEN),
+        ("Who owned frontend in 2021?", Intent.OWNERSHIP),
+    ],
+)
+def test_families_and_direction(question: str, intent: Intent) -> None:
+    assert classify(question).intent is intent
+
+
+def test_a_past_time_qualifies_other_families() -> None:
+    route = classify("What did frontend depend on in January 2020?")
+    assert route.intent is Intent.DEPENDENCY and route.time.as_of is not None
+
+
+@pytest.mark.parametrize(
+    ("question", "stripped"),
+    [("In Bank of Anthos, which services depend on balancereader?",
+      "which services depend on balancereader?"),
+     ("For the FAC project, why did we pick Django?", "why did we pick Django?"),
+     ("who owns frontend in the bank-of-anthos repo?", "who owns frontend?"),
+     ("who owns frontend?", "who owns frontend?")],
+)
+def test_qualifiers_naming_the_repository_are_ignored(question: str, stripped: str) -> None:
+    assert strip_qualifiers(question) == stripped
+    assert "Bank" not in extract_mentions(question) and "Anthos" not in extract_mentions(question)
+
+
+def _names() -> list[tuple[str, dict[str, Any]]]:
+    ents = [{"ceid": f"service:{n}", "name": n, "label": "Service"}
+            for n in ("frontend", "balancereader", "ledger-db", "ledgerwriter", "userservice",
+                      "contacts", "accounts-db", "transactionhistory")]
+    ents.append({"ceid": "infra:balancereader", "name": "balancereader",
+                 "label": "Infrastructure"})
+    return [(k, e) for e in ents for k in name_keys(e, ["frontend-nodeport"]
+                                                    if e["name"] == "frontend" else [])]
+
+
+@pytest.mark.parametrize(
+    ("question", "linked"),
+    [("connect to userservice", ["service:userservice"]),
+     ("who calls the user service", ["service:userservice"]),
+     ("When did frontend start calling contacts?", ["service:frontend", "service:contacts"]),
+     ("the ledger-db gain", ["service:ledger-db"]),
+     ("which services read from the accounts db", ["service:accounts-db"]),
+     ("what does the balance service do", ["service:balancereader"]),  # unique prefix
+     ("the ledger service", []),  # ledger-db or ledgerwriter: not guessed
+     ("is frontend-nodeport public?", ["service:frontend"]),  # alias
+     ("Which services depend on balancereader?",
+      ["service:balancereader", "infra:balancereader"])],  # the service first
+)
+def test_lower_case_partial_and_alias_names(question: str, linked: list[str]) -> None:
+    assert [e["ceid"] for e in match_names(question, _names())] == linked

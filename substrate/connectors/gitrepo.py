@@ -119,27 +119,34 @@ ADDRESS_PROPS = ("address", "host", "port")
 
 def _unique_edges(edges: list[EdgeRecord]) -> list[EdgeRecord]:
     """One edge per ``eid``: the most confident (then first); every proving ref in
-    ``evidence_refs``; the address of a less confident duplicate kept when the chosen has none."""
+    ``evidence_refs``. When the chosen edge states no address and a duplicate does (a
+    ``depends_on`` beside the variable holding the URL), the edge takes the duplicate's
+    address and its line becomes the evidence (the line that holds the address)."""
     chosen: dict[str, EdgeRecord] = {}
     refs: dict[str, list[str]] = {}
-    address: dict[str, dict[str, Any]] = {}
+    address: dict[str, EdgeRecord] = {}
     for edge in sorted(edges, key=lambda e: -e.confidence):  # stable: file order within ties
         found = refs.setdefault(edge.eid, [])
         for ref in [edge.evidence_ref, *edge.props.get("evidence_refs", [])]:
             if ref not in found:
                 found.append(ref)
         chosen.setdefault(edge.eid, edge)
-        if edge.props.get("address") and edge.eid not in address:
-            address[edge.eid] = {k: edge.props[k] for k in ADDRESS_PROPS if k in edge.props}
-    out: list[EdgeRecord] = []
-    for edge in edges:
-        if chosen.get(edge.eid) is edge:
-            props = {**address.get(edge.eid, {}), **edge.props}
-            props.pop("evidence_refs", None)
-            if len(refs[edge.eid]) > 1:
-                props["evidence_refs"] = refs[edge.eid]
-            out.append(dataclasses.replace(edge, props=props))
-    return out
+        if edge.props.get("address"):
+            address.setdefault(edge.eid, edge)
+    return [_merged(e, refs[e.eid], address.get(e.eid)) for e in edges if chosen.get(e.eid) is e]
+
+
+def _merged(edge: EdgeRecord, refs: list[str], with_address: EdgeRecord | None) -> EdgeRecord:
+    props = dict(edge.props)
+    evidence = edge.evidence_ref
+    if with_address is not None and not props.get("address"):
+        props.update({k: with_address.props[k] for k in ADDRESS_PROPS if k in with_address.props})
+        evidence = with_address.evidence_ref
+        refs = [evidence, *(r for r in refs if r != evidence)]
+    props.pop("evidence_refs", None)
+    if len(refs) > 1:
+        props["evidence_refs"] = refs
+    return dataclasses.replace(edge, evidence_ref=evidence, props=props)
 
 
 def _pending_edge(edge: EdgeRecord, reason: str) -> EdgeRecord:
@@ -210,7 +217,7 @@ def ownership(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> Grap
     batch.extend(codeowners_batch(snap, owned))
     batch.extend(owners_files_batch(snap, owned))
     batch.extend(owner_maps_batch(snap, index, owned))
-    return _primary_by_precedence(batch)
+    return batch
 
 
 def batch_at(
@@ -235,4 +242,4 @@ def batch_at(
     entities = index.sorted_entities()
     batch.nodes[:0] = [entity_node(e) for e in entities]
     hold = frozenset(e.ceid for e in entities if e.pending_reason)
-    return finalize(batch, threshold, hold)
+    return finalize(_primary_by_precedence(batch), threshold, hold)

@@ -35,7 +35,7 @@ from substrate.connectors.yamlnodes import (
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod")
 _SKIP_DIRS = (".github/", "docs/")
-_TEMPLATE = re.compile(r"\{\{-?\s*[-.$A-Za-z_(\"/]")
+_TEMPLATE = re.compile(r"\{\{-?\s*[-.$A-Za-z_(\"/][^\n]*?\}\}")
 
 
 def is_template(text: str) -> bool:

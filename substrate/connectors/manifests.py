@@ -203,8 +203,10 @@ class ManifestReader:
         for var, fact in sorted(item.env.items()):
             self.env_edges(item, var, fact, {"via": "env", "var": var})
         for var, value in sorted((item.config or {}).items()):
-            props: dict[str, object] = {"via": "configmap", "var": var, "configmap": value.configmap,
-                     "evidence_refs": [self.ref(value.value), self.ref(value.at)]}
+            props: dict[str, object] = {
+                "via": "configmap", "var": var, "configmap": value.configmap,
+                "evidence_refs": [self.ref(value.value), self.ref(value.at)],
+            }
             self.env_edges(item, var, value.value, props)
 
     def env_edges(self, item: _Deployed, var: str, fact: Fact, props: dict[str, object]) -> None:

@@ -214,7 +214,8 @@ def test_manifest_edges_with_exact_evidence(tmp_path: Path) -> None:
                        "docker-compose.override.yml", "k8s/data.yaml"))  # fmt: skip
     assert got == {
         ("CALLS", "service:checkout", "service:paymentservice"): (over.format(4), 0.95),
-        ("DEPENDS_ON", "service:checkout", "infra:kafka"): (over.format(6), 1.0),
+        # depends_on (override L6) and KAFKA_BROKERS (base L6): the line holding the address
+        ("DEPENDS_ON", "service:checkout", "infra:kafka"): (base.format(6), 1.0),
         ("DEPENDS_ON", "service:checkout", "infra:orders-db"): (base.format(10), 1.0),
         ("DEPENDS_ON", "service:paymentservice", "infra:orders-db"): (base.format(15), 0.95),
         ("DEPENDS_ON", "service:paymentservice", "service:checkout"): (base.format(17), 1.0),
@@ -226,4 +227,5 @@ def test_manifest_edges_with_exact_evidence(tmp_path: Path) -> None:
     kafka_env = next(
         e for e in batch.edges if e.eid == "service:checkout-[DEPENDS_ON]->infra:kafka"
     )
-    assert kafka_env.props["evidence_refs"] == [over.format(6), base.format(6)]
+    assert kafka_env.props["evidence_refs"] == [base.format(6), over.format(6)]
+    assert (kafka_env.props["host"], kafka_env.props["port"]) == ("kafka", 9092)

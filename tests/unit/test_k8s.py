@@ -1,0 +1,172 @@
+"""Kubernetes ConfigMaps read through envFrom / configMapKeyRef, addresses on edges, templates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from substrate.connectors.endpoints import hosts_in
+from substrate.connectors.gitrepo import batch_at
+from substrate.connectors.k8s import is_template
+from substrate.demo.gitwriter import commit_tree, init_repo
+from substrate.graph.records import EdgeRecord, GraphBatch
+
+CONFIG = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: api-config
+data:
+  ORDERS_API_ADDR: "orders:8080"
+  LOG_LEVEL: info
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: db-config
+data:
+  DB_URI: postgresql://app:s3cret@orders-db:5432/orders
+"""
+
+FRONTEND = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: frontend
+spec:
+  template:
+    spec:
+      containers:
+        - name: frontend
+          image: example/frontend:1
+          envFrom:
+            - configMapRef:
+                name: api-config
+"""
+
+ORDERS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: orders
+spec:
+  template:
+    spec:
+      containers:
+        - name: orders
+          image: example/orders:1
+          env:
+            - name: DATABASE
+              valueFrom:
+                configMapKeyRef:
+                  name: db-config
+                  key: DB_URI
+            - name: MISSING
+              valueFrom:
+                configMapKeyRef:
+                  name: no-such-config
+                  key: X
+"""
+
+ORDERS_DB = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: orders-db
+spec:
+  template:
+    spec:
+      containers:
+        - name: db
+          image: registry.example/team/orders-db:1
+          ports:
+            - containerPort: 5432
+"""
+
+HELM_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "chart.fullname" . }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: {{ .Chart.Name }}
+          image: "{{ .Values.image.repository }}"
+"""
+
+VARIANT_CONFIG = CONFIG.replace("orders:8080", "orders-variant:9090")
+
+
+def _edge(batch: GraphBatch, src: str, dst: str) -> EdgeRecord:
+    return next(e for e in batch.edges if e.src == src and e.dst == dst)
+
+
+def _repo(tmp_path: Path) -> tuple[Path, str]:
+    repo = init_repo(tmp_path / "repo")
+    files = {
+        "k8s/config.yaml": CONFIG,
+        "k8s/frontend.yaml": FRONTEND,
+        "k8s/orders.yaml": ORDERS,
+        "k8s/orders-db.yaml": ORDERS_DB,
+        "variants/far/away/config.yaml": VARIANT_CONFIG,
+        "charts/orders/Chart.yaml": "apiVersion: v2\nname: orders\nversion: 0.1.0\n",
+        "charts/orders/templates/deployment.yaml": HELM_TEMPLATE,
+    }
+    return repo, commit_tree(repo, files, "init", "2026-08-03T09:00:00Z")[:7]
+
+
+def test_envfrom_configmap_gives_a_call_with_address_on_the_configmap_line(tmp_path: Path) -> None:
+    repo, short = _repo(tmp_path)
+    batch = batch_at(repo)
+    call = _edge(batch, "service:frontend", "service:orders")
+    assert call.type == "CALLS"
+    assert call.evidence_ref == f"k8s/config.yaml#L6@{short}"  # the nearest ConfigMap's line
+    assert call.props["address"] == "orders:8080"
+    assert (call.props["host"], call.props["port"]) == ("orders", 8080)
+    assert call.props["via"] == "configmap" and call.props["configmap"] == "api-config"
+    assert f"k8s/frontend.yaml#L13@{short}" in call.props["evidence_refs"]  # envFrom line
+
+
+def test_config_map_key_ref_and_datastore_by_port(tmp_path: Path) -> None:
+    repo, short = _repo(tmp_path)
+    batch = batch_at(repo)
+    db = next(n for n in batch.nodes if n.name == "orders-db")
+    assert (db.ceid, db.label, db.props["kind"]) == ("infra:orders-db", "Infrastructure",
+                                                     "database")
+    dep = _edge(batch, "service:orders", "infra:orders-db")
+    assert dep.type == "DEPENDS_ON"
+    assert dep.evidence_ref == f"k8s/config.yaml#L14@{short}"
+    assert dep.props["address"] == "postgresql://app:***@orders-db:5432/orders"  # no secret
+    assert dep.props["port"] == 5432 and dep.props["var"] == "DATABASE"
+    assert f"k8s/orders.yaml#L15@{short}" in dep.props["evidence_refs"]  # configMapKeyRef
+
+
+def test_unresolved_configmap_and_templates_create_nothing(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+    batch = batch_at(repo)
+    names = sorted(n.name for n in batch.nodes if n.label in ("Service", "Infrastructure")
+                   and not n.ceid.startswith("infra:namespace"))
+    assert names == ["frontend", "orders", "orders-db"]  # nothing from the Helm template
+    assert not any("orders-variant" in str(e.props) for e in batch.edges)
+    assert not any("{{" in str(n.props) for n in batch.nodes)
+
+
+def test_is_template() -> None:
+    assert is_template(HELM_TEMPLATE)
+    assert is_template("a: {{- .Values.x }}\n")
+    assert not is_template(FRONTEND)
+    assert not is_template('json: "{{not a template"\n')
+
+
+def test_addresses_and_ports_of_env_values() -> None:
+    (ref,) = hosts_in("LEDGER_ADDR", "ledgerwriter:8080")
+    assert (ref.host, ref.address, ref.port) == ("ledgerwriter", "ledgerwriter:8080", 8080)
+    (ref,) = hosts_in("SPRING_DATASOURCE_URL", "jdbc:postgresql://ledger-db:5432/postgresdb")
+    assert ref.edge_props() == {"address": "jdbc:postgresql://ledger-db:5432/postgresdb",
+                                "host": "ledger-db", "port": 5432}
+    (ref,) = hosts_in("RABBITMQ_ADDRESSES", "rabbitmq:5672")
+    assert ref.port == 5672
+    (ref,) = hosts_in("DB_URL", "postgres://user:pw@db/app")
+    assert ref.port is None and "port" not in ref.edge_props()
+    assert hosts_in("FOO_ADDR", "not an address") == []

@@ -1,0 +1,102 @@
+"""Source folders of services wherever they live, and path-based ownership applied to them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from substrate.connectors.gitrepo import batch_at
+from substrate.connectors.layout import declared, is_layout_path
+from substrate.demo.gitwriter import commit_tree, init_repo
+from substrate.graph.records import GraphBatch
+
+K8S = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      containers:
+        - name: {name}
+          image: example/{name}:1
+"""
+
+CODEOWNERS = """\
+# default owners
+* @acme/platform @alice
+
+# GitHub: the last matching rule wins
+/src/ledger/ @acme/ledger-team
+src/ledger/ledger-writer/** @bob
+/deploy/ @acme/deployers
+"""
+
+
+def _owners(batch: GraphBatch, kind: str = "OWNS") -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for edge in batch.edges:
+        if edge.type == kind:
+            out.setdefault(edge.dst, set()).add(edge.src)
+    return out
+
+
+def _repo(tmp_path: Path) -> tuple[Path, str]:
+    repo = init_repo(tmp_path / "repo")
+    files = {
+        ".github/CODEOWNERS": CODEOWNERS,
+        "deploy/frontend.yaml": K8S.format(name="frontend"),
+        "deploy/ledgerwriter.yaml": K8S.format(name="ledgerwriter"),
+        "deploy/balance-reader.yaml": K8S.format(name="balance-reader"),
+        "deploy/pay.yaml": K8S.format(name="payments"),
+        "deploy/orphan.yaml": K8S.format(name="orphan"),
+        "src/frontend/Dockerfile": "FROM python\n",
+        "src/frontend/README.md": "# Frontend\n\nServes the web pages.\n",
+        "src/ledger/ledger-writer/pom.xml": "<project><parent><artifactId>p</artifactId></parent>"
+                                            "<artifactId>ledgerwriter</artifactId></project>\n",
+        "src/ledger/balancereader/build.gradle": "apply plugin: 'java'\n",
+        "packages/pay/package.json": '{"name": "@acme/payments"}\n',
+        "package.json": '{"name": "root", "workspaces": ["packages/*"]}\n',
+    }
+    return repo, commit_tree(repo, files, "init", "2026-08-03T09:00:00Z")[:7]
+
+
+def test_services_are_linked_to_their_source_folders(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+    nodes = {n.ceid: n for n in batch_at(repo).nodes}
+    assert nodes["service:frontend"].props["path"] == "src/frontend/"
+    assert nodes["service:frontend"].props["description"] == "Serves the web pages."
+    assert nodes["service:ledgerwriter"].props["path"] == "src/ledger/ledger-writer/"  # artifactId
+    assert nodes["service:balance-reader"].props["path"] == "src/ledger/balancereader/"
+    assert nodes["service:payments"].props["path"] == "packages/pay/"  # package.json name
+    assert "path" not in nodes["service:orphan"].props
+
+
+def test_catch_all_and_more_specific_rules_apply_to_services(tmp_path: Path) -> None:
+    repo, short = _repo(tmp_path)
+    batch = batch_at(repo)
+    owns = _owners(batch)
+    assert owns["service:frontend"] == {"team:platform", "dev:alice"}  # catch-all
+    assert owns["service:balance-reader"] == {"team:ledger-team"}
+    assert owns["service:ledgerwriter"] == {"dev:bob"}  # the last matching rule wins
+    assert owns["service:orphan"] == {"team:deployers"}  # no folder: its manifest's rule
+    assert _owners(batch, "PRIMARY_OWNER")["service:frontend"] == {"team:platform"}
+    refs = {e.evidence_ref for e in batch.edges if e.dst == "service:frontend" and e.type == "OWNS"}
+    assert refs == {f".github/CODEOWNERS#L2@{short}"}
+    part_of = {e.src for e in batch.edges if e.type == "PART_OF"}
+    assert {"service:frontend", "service:ledgerwriter", "service:payments"} <= part_of
+
+
+def test_declared_names_and_workspaces() -> None:
+    package = '{"name": "@scope/cart", "workspaces": {"packages": ["x/*"]}}'
+    assert declared("a/package.json", package) == ("cart", ["x/*"])
+    assert declared("go.mod", "module github.com/acme/catalog/v2\n\ngo 1.22\n") == ("catalog", [])
+    assert declared("go.work", "go 1.22\nuse (\n  ./svc/a\n  ./svc/b\n)\n") == (
+        None, ["./svc/a", "./svc/b"])
+    assert declared("pom.xml", "<modules><module>orders</module></modules>") == (None, ["orders"])
+    assert declared("pyproject.toml", '[project]\nname = "ledger"\n[tool.uv.workspace]\n'
+                    'members = ["libs/*"]\n') == ("ledger", ["libs/*"])
+    assert declared("Cargo.toml", "not = [valid toml") == (None, [])
+    assert declared("package.json", "{broken") == (None, [])
+    assert is_layout_path("src/a/Dockerfile.prod") and is_layout_path("x/App.csproj")
+    assert not is_layout_path("src/a/main.go")

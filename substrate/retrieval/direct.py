@@ -51,15 +51,42 @@ def split_id(value: str, prefix: str) -> tuple[str, str]:
     return f"{prefix}:{slug(value)}", value
 
 
+def _not_found(value: str, label: str, scope: ReadScope) -> NotFound:
+    return NotFound(f"no {label} {value!r} in tenant {scope.tenant!r} at snapshot "
+                    f"{scope.version}", {"id": value, "snapshot_version": scope.version})
+
+
 async def resolve(reader: GraphReader, scope: ReadScope, value: str,
                   label: str = "Service", prefix: str = "service") -> dict[str, Any]:
     ceid, name = split_id(value, prefix)
     rows = await reader.rows("retrieval/resolve_entity", scope, {"label": label},
                              ceid=ceid, name=name)
     if not rows:
-        raise NotFound(f"no {label} {value!r} in tenant {scope.tenant!r} at snapshot "
-                       f"{scope.version}", {"id": value, "snapshot_version": scope.version})
+        raise _not_found(value, label, scope)
     return dict(rows[0]["entity"])
+
+
+async def resolved_with(reader: GraphReader, scope: ReadScope, template: str, value: str,
+                        ctx: dict[str, Any] | None = None, **params: Any,
+                        ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One round trip of a ``retrieval/direct_*`` template: the service named by ``value``
+    (canonical id, name or alias) and the template's rows about it."""
+    ceid, name = split_id(value, "service")
+    found = await reader.rows(template, scope, {"label": "Service", **(ctx or {})},
+                              ceid=ceid, name=name, **params)
+    if not found:
+        raise _not_found(value, "Service", scope)
+    return dict(found[0]["entity"]), list(found[0]["rows"])
+
+
+async def dependencies_of(reader: GraphReader, scope: ReadScope, value: str,
+                          q: DependencyQuery) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+    """/dependencies/{id} in one round trip: (service, rows, whether the limit cut them)."""
+    ctx = {"types": list(q.types), "depth": q.depth, "direction": q.direction}
+    service, rows = await resolved_with(
+        reader, scope, "retrieval/direct_dependencies", value, ctx, min_weight=q.min_weight,
+        include_inferred=q.include_inferred, limit=q.limit + 1)
+    return service, rows[: q.limit], len(rows) > q.limit
 
 
 async def dependencies(reader: GraphReader, scope: ReadScope, service: dict[str, Any],

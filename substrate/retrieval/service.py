@@ -18,7 +18,6 @@ from substrate.errors import NotFound, Unavailable
 from substrate.graph import embedding_registry
 from substrate.retrieval import (  # noqa: F401 - strategies_* register search presets
     direct,
-    strategies_facts,
     strategies_global,
     strategies_hyde,
     strategies_time,
@@ -137,15 +136,15 @@ class ReadService:
     @cached_read("dependencies")
     async def dependencies(self, scope: ReadScope, service_id: str,
                            q: direct.DependencyQuery) -> dict[str, Any]:
-        service = await direct.resolve(self.reader, scope, service_id)
-        rows, truncated = await direct.dependencies(self.reader, scope, service, q.validate())
+        service, rows, truncated = await direct.dependencies_of(self.reader, scope, service_id,
+                                                                q.validate())
         return {"service": service, "query": q.__dict__, "dependencies": rows,
                 "truncated": truncated}
 
     @cached_read("ownership")
     async def ownership(self, scope: ReadScope, service_id: str) -> dict[str, Any]:
-        service = await direct.resolve(self.reader, scope, service_id)
-        rows = await self.reader.rows("retrieval/ownership", scope, ceid=service["ceid"])
+        service, rows = await direct.resolved_with(self.reader, scope,
+                                                   "retrieval/direct_ownership", service_id)
         return {"service": service, **direct.merge_owners(rows)}
 
     @cached_read("memory")

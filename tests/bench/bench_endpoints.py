@@ -77,13 +77,17 @@ SEARCHES: tuple[tuple[str, str, float], ...] = (
 )
 
 # (path, template, Jinja context, template parameters besides the scope, target use case, ms)
-DEPENDENCY_CTX = {"types": ["CALLS", "DEPENDS_ON"], "depth": 1, "direction": "out"}
+# /dependencies and /ownership are one round trip (service resolution included): the driver
+# runs that same template with the same parameters.
+DEPENDENCY_CTX = {"label": "Service", "types": ["CALLS", "DEPENDS_ON"], "depth": 1,
+                  "direction": "out"}
 DIRECT: tuple[tuple[str, str, dict[str, Any], dict[str, Any], str, float], ...] = (
-    ("/dependencies/checkout", "retrieval/dependencies", DEPENDENCY_CTX,
-     {"ceid": "service:checkout", "min_weight": 0.0, "include_inferred": False, "limit": 101},
+    ("/dependencies/checkout", "retrieval/direct_dependencies", DEPENDENCY_CTX,
+     {"ceid": "service:checkout", "name": "checkout", "min_weight": 0.0,
+      "include_inferred": False, "limit": 101},
      "RSN-UC-01", 1000),
-    ("/ownership/checkout", "retrieval/ownership", {}, {"ceid": "service:checkout"},
-     "RSN-UC-02", 500),
+    ("/ownership/checkout", "retrieval/direct_ownership", {"label": "Service"},
+     {"ceid": "service:checkout", "name": "checkout"}, "RSN-UC-02", 500),
     ("/memory/payment", "retrieval/memory", {}, {"ceid": "service:payment", "limit": 21},
      "RSN-UC-05", 5000),
 )

@@ -47,7 +47,8 @@ def _hop_support(hops: list[dict[str, Any]]) -> tuple[float, int]:
 
 def _structured(intent: str, res: StrategyResult) -> float:
     facts = res.facts
-    empty = (not res.hops or all(f.get("target") is None for f in facts if "target" in f)
+    targets = [f for f in facts if "target" in f]
+    empty = (not res.hops or (bool(targets) and all(f["target"] is None for f in targets))
              or any(f.get("owners") == [] for f in facts)
              or any(f.get("intervals") == [] for f in facts))
     if empty:

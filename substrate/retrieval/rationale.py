@@ -95,8 +95,16 @@ def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
     return out
 
 
-def _adr_order(seeds: list[dict[str, Any]], fused: list[Hit]) -> list[str]:
-    named = [s["ceid"] for s in seeds if s.get("label") == "DecisionNode"]
+_ADR_NUMBER = re.compile(r"\b(?:adr|decision(?:\s+record)?)[-\s#]*0*(\d{1,4})\b", re.I)
+
+
+def _adr_order(query: str, seeds: list[dict[str, Any]], fused: list[Hit]) -> list[str]:
+    """ADRs the question names by number first ("ADR 21"), then in the fused order."""
+    numbers = {int(n) for n in _ADR_NUMBER.findall(query)}
+    named = [s["ceid"] for s in seeds if s.get("label") == "DecisionNode"
+             and s["ceid"].rsplit(":", 1)[-1].isdigit()
+             and int(s["ceid"].rsplit(":", 1)[-1]) in numbers]
+    named += [f"adr:{n:04d}" for n in sorted(numbers)]
     hits = [h.id if h.label == "DecisionNode" else h.name for h in fused
             if h.label == "DecisionNode" or (h.label == "Chunk" and h.name.startswith("adr:"))]
     return list(dict.fromkeys([*named, *hits]))
@@ -115,7 +123,7 @@ def commit_of(provenance: list[str]) -> tuple[int, str]:
 async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
                     ) -> StrategyResult | None:
     """The quotes of the best-ranked ADR, or None when no ADR was retrieved."""
-    order = _adr_order(ctx.seeds, fused)[:3]
+    order = _adr_order(ctx.query, ctx.seeds, fused)[:3]
     if not order:
         return None
     rows = await ctx.reader.rows("retrieval/decision_text", ctx.scope, ceids=order)

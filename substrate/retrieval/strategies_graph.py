@@ -75,6 +75,9 @@ async def ownership(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("owns_traversal")
     services = [s for s in ctx.seeds if s["label"] == "Service"]
     if not services:
+        infra = [s for s in ctx.seeds if s["label"] == "Infrastructure"]
+        if infra:  # no ownership is read for infrastructure: the answer says nobody is recorded
+            result.facts.append({"subject": infra[0], **direct.merge_owners([])})
         result.note = "no service named in the question"
         return result
     service = services[0]

@@ -18,6 +18,7 @@ from substrate.errors import NotFound, Unavailable
 from substrate.graph import embedding_registry
 from substrate.retrieval import (  # noqa: F401 - strategies_* register search presets
     direct,
+    strategies_facts,
     strategies_global,
     strategies_hyde,
     strategies_time,

@@ -28,6 +28,7 @@ from yaml.nodes import Node
 from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.codeowners import Owner
 from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.layout import is_layout_path
 from substrate.connectors.owners_files import owner_token
 from substrate.connectors.yamlnodes import (
     Fact,
@@ -131,12 +132,13 @@ class CatalogReader:
             relative = location.split(":", 1)[1]
             candidates.append(posixpath.normpath(posixpath.join(posixpath.dirname(doc.path),
                                                                 relative)))
-        candidates.append(posixpath.dirname(doc.path))
         files = self.snap.files()
-        for folder in candidates:
-            if folder not in ("", ".") and any(p.startswith(folder + "/") for p in files):
+        for folder in candidates:  # a folder holding a file the history path filter watches
+            if folder not in ("", ".") and any(p.startswith(folder + "/") and is_layout_path(p)
+                                               for p in files):
                 return folder
-        return None
+        own = posixpath.dirname(doc.path)
+        return own if own not in ("", ".") else None
 
     def people(self, doc: _Doc) -> None:
         label = "Team" if doc.kind == "Group" else "Developer"

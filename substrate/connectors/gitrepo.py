@@ -31,11 +31,11 @@ from typing import Any
 
 from substrate.connectors.adr import adr_batch
 from substrate.connectors.aliases import Entity, NameIndex
-from substrate.connectors.backstage import catalog_batch
+from substrate.connectors.backstage import catalog_batch, is_catalog_path
 from substrate.connectors.codeowners import codeowners_batch
 from substrate.connectors.designdocs import describe_services, design_batch
 from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
-from substrate.connectors.layout import deploying_file, link_sources
+from substrate.connectors.layout import deploying_file, is_layout_path, link_sources
 from substrate.connectors.manifests import manifest_batch
 from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
 from substrate.connectors.postmortem import postmortem_batch
@@ -69,7 +69,10 @@ def service_folders(files: tuple[str, ...]) -> dict[str, str]:
 
 
 def _first_file(snap: GitSnapshot, folder: str) -> str:
-    return next(p for p in snap.files() if p.startswith(folder + "/"))
+    """The file proving a folder: a build file when it has one (a file the history path filter
+    watches), else its first file."""
+    inside = [p for p in snap.files() if p.startswith(folder + "/")]
+    return next((p for p in inside if is_layout_path(p) or is_catalog_path(p)), inside[0])
 
 
 def register_folders(snap: GitSnapshot, index: NameIndex) -> dict[str, str]:

@@ -18,7 +18,9 @@ A Service or Infrastructure entity is linked to, strongest first:
    then the shallowest, then by path.
 
 The link sets the entity's ``path`` prop (``<folder>/``); path-based ownership rules then apply
-to the folder. An entity with no folder is owned through the file that deploys it.
+to the folder. An entity with no folder is owned through the file that deploys it. A folder is
+only linked when it holds a build file or a ``README.md`` (files the history path filter
+watches, so a replay that skips commits touching nothing read yields the same links).
 """
 
 from __future__ import annotations
@@ -50,10 +52,11 @@ _GO_USE = re.compile(r"^\s*(?:use\s+)?(\.{1,2}/[^\s)]*|\.)\s*$", re.M)
 
 
 def is_layout_path(path: str) -> bool:
-    """Files whose presence or content decides the links (for the history path filter)."""
+    """Files whose presence or content decides the links or what a linked folder says (its
+    build files, its ``README.md``), for the history path filter."""
     name = posixpath.basename(path)
     return (name in BUILD_FILES or name in WORKSPACE_FILES or name.startswith("Dockerfile")
-            or name.endswith(".csproj"))
+            or name.endswith(".csproj") or (name == "README.md" and "/" in path))
 
 
 def _is_build_file(name: str) -> bool:
@@ -184,7 +187,8 @@ def link_sources(snap: GitSnapshot, index: NameIndex, known: dict[str, str]) -> 
         if entity.ceid in known or entity.label not in ("Service", "Infrastructure"):
             continue
         folder = source_folder(entity, modules)
-        if folder is not None and any(p.startswith(folder + "/") for p in snap.files()):
+        if folder is not None and any(p.startswith(folder + "/") and is_layout_path(p)
+                                      for p in snap.files()):
             entity.props["path"] = folder + "/"
             linked[entity.ceid] = folder
     return linked

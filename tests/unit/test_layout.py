@@ -6,6 +6,7 @@ from pathlib import Path
 
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.layout import declared, is_layout_path
+from substrate.connectors.path_filter import is_read
 from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.graph.records import GraphBatch
 
@@ -100,3 +101,13 @@ def test_declared_names_and_workspaces() -> None:
     assert declared("package.json", "{broken") == (None, [])
     assert is_layout_path("src/a/Dockerfile.prod") and is_layout_path("x/App.csproj")
     assert not is_layout_path("src/a/main.go")
+
+
+def test_history_path_filter_watches_the_new_conventions() -> None:
+    read = ["src/ledger/balancereader/pom.xml", "src/frontend/Dockerfile", "go.work",
+            "src/frontend/README.md", "OWNERS", "pkg/api/OWNERS", "OWNERS_ALIASES",
+            ".github/owners.yml", "MAINTAINERS.yaml", "catalog-info.yaml",
+            "svc/a/catalog-info.yml", "components/x/package.json"]
+    unread = ["src/frontend/app.py", "README.md", "docs/owners.md", "src/a/main.go"]
+    assert [p for p in read if not is_read(p)] == []
+    assert [p for p in unread if is_read(p)] == []

@@ -101,7 +101,7 @@ def _repo(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:
 
 def _services(*names: str) -> dict[str, str]:
     files = {f"deploy/{n}/compose.yaml": SERVICE.format(name=n) for n in names}
-    files.update({f"services-src/{n}/main.go": "package main\n" for n in names})
+    files.update({f"services-src/{n}/Dockerfile": "FROM scratch\n" for n in names})
     return files
 
 

@@ -2,12 +2,15 @@
 GraphRAG (RSN-14).
 
 Leiden runs on the undirected projection of the dependency edges (CALLS, DEPENDS_ON, IMPORTS,
-HOSTS) as of the snapshot, seeded and single-threaded so a rerun gives the same partition.
-Levels follow the summary tree: level 1 holds the final (coarsest) communities, level 2 the
-finer ones Leiden passed through on the way, where they differ. Each community of two or more
-members gets a deterministic extractive summary (``gds_jobs.summaries``), embedded with the
-configured embedder. A community's id is a hash of its members, so an unchanged cluster keeps
-its id.
+HOSTS) as of the snapshot, seeded and single-threaded so a rerun gives the same partition, after
+a memory estimate (``gds_jobs.guard``). Levels follow the summary tree (hierarchical Leiden, the
+intermediate communities as levels): level 1 holds the final (coarsest) communities — the
+service domains of the RAPTOR tree — and level 2 the finest ones Leiden passed through on the
+way — the module clusters — where they differ. Each node's pair (domain, module) is kept in
+``community_state``, where an incremental re-run (``gds_jobs.incremental``) starts. Each
+community of two or more members gets a deterministic extractive summary
+(``gds_jobs.summaries``), embedded with the configured embedder. A community's id is a hash
+of its members, so an unchanged cluster keeps its id.
 
 Policy: summaries are built once per clearance level, each from the graph a reader at that
 level sees (projection and facts are scoped), and stored with that level and the snapshot
@@ -24,11 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-import psycopg
-from pgvector.psycopg import register_vector
-from psycopg.types.json import Jsonb
-
+from gds_jobs.guard import ProgressFn, check_memory, heap_free, no_progress
 from gds_jobs.projection import DEPENDENCY_TYPES, present, projected
 from gds_jobs.runtime import JobContext
 from gds_jobs.summaries import Summary, build_summary
@@ -70,22 +69,19 @@ def community_id(level: int, members: Sequence[str]) -> str:
     return f"L{level}-{digest}"
 
 
-def partitions(assignments: Mapping[str, Sequence[int]]) -> list[Community]:
-    """Communities per level from Leiden's intermediate ids (finest first, final last).
+def _grouped(assignments: Mapping[str, Sequence[int]], i: int) -> frozenset[frozenset[str]]:
+    groups: dict[int, set[str]] = defaultdict(set)
+    for ceid, ids in assignments.items():
+        groups[int(ids[min(i, len(ids) - 1)] if i >= 0 else ids[-1])].add(ceid)
+    return frozenset(frozenset(g) for g in groups.values())
 
-    A level that partitions the nodes exactly like the next coarser one is dropped; levels are
-    then numbered from the final partition (1) down to the finest; singletons are left out.
-    """
-    depth = max((len(ids) for ids in assignments.values()), default=0)
-    levels: list[frozenset[frozenset[str]]] = []
-    for i in range(depth):
-        groups: dict[int, set[str]] = defaultdict(set)
-        for ceid, ids in assignments.items():
-            groups[int(ids[min(i, len(ids) - 1)])].add(ceid)
-        levels.append(frozenset(frozenset(g) for g in groups.values()))
-    kept = [p for i, p in enumerate(levels) if i == depth - 1 or p != levels[i + 1]]
+
+def partitions(assignments: Mapping[str, Sequence[int]]) -> list[Community]:
+    """Communities of level 1 (Leiden's final ids) and level 2 (its finest intermediate
+    ids: the groups that are not also a final community); singletons are left out."""
+    final, finest = _grouped(assignments, -1), _grouped(assignments, 0)
     out = []
-    for level, partition in enumerate(reversed(kept), start=1):
+    for level, partition in ((1, final), (2, finest - final)):
         for group in partition:
             if len(group) >= MIN_MEMBERS:
                 members = tuple(sorted(group))
@@ -93,20 +89,46 @@ def partitions(assignments: Mapping[str, Sequence[int]]) -> list[Community]:
     return sorted(out, key=lambda c: (c.level, c.members))
 
 
-def detect_communities(ctx: JobContext, scope: ReadScope) -> list[Community]:
+def node_state(communities: Sequence[Community]) -> dict[str, tuple[str | None, str | None]]:
+    """Per member: (domain id, module id); a domain without finer modules is its own
+    module."""
+    state: dict[str, list[str | None]] = {}
+    for c in sorted(communities, key=lambda c: c.level):
+        for m in c.members:
+            slot = state.setdefault(m, [None, None])
+            slot[c.level - 1] = c.community_id
+    return {m: (d, mod or d) for m, (d, mod) in state.items()}
+
+
+def leiden_assignments(ctx: JobContext, scope: ReadScope, ceids: Sequence[str] | None = None,
+                       progress: ProgressFn = no_progress) -> dict[str, list[int]]:
+    """Leiden's intermediate ids per node (finest first) on the projection of the scope's
+    graph (of the nodes ``ceids`` only, when given)."""
     with projected(ctx, scope, job="leiden", undirected=True, labels=COMMUNITY_LABELS,
-                   types=DEPENDENCY_TYPES) as graph:
+                   types=DEPENDENCY_TYPES, ceids=ceids) as graph:
+        progress("projected", nodes=graph.node_count(),
+                 relationships=graph.relationship_count())
         types = present(DEPENDENCY_TYPES, graph.relationship_types())
         if not types:
-            return []
-        ctx.gds.leiden.mutate(
-            graph, "community", include_intermediate_communities=True, random_seed=RANDOM_SEED,
-            concurrency=1, relationship_types=types, relationship_weight_property="weight",
-        )
+            return {}
+        config: dict[str, Any] = {
+            "include_intermediate_communities": True, "random_seed": RANDOM_SEED,
+            "concurrency": 1, "relationship_types": types,
+            "relationship_weight_property": "weight"}
+        check_memory(ctx.gds.leiden.estimate(graph, **config).bytes_max,
+                     heap_free(ctx.gds.run_cypher, ctx.cypher.text("gds/heap")), "leiden",
+                     progress)
+        result = ctx.gds.leiden.mutate(graph, "community", **config)
+        progress("leiden", levels=result.ran_levels, communities=result.community_count,
+                 modularity=round(result.modularity, 4))
         frame = ctx.gds.graph.node_properties.stream(graph, ["community"],
                                                      db_node_properties=["ceid"])
-    return partitions({str(r["ceid"]): [int(x) for x in r["community"]]
-                       for _, r in frame.iterrows()})
+    return {str(r["ceid"]): [int(x) for x in r["community"]] for _, r in frame.iterrows()}
+
+
+def detect_communities(ctx: JobContext, scope: ReadScope,
+                       progress: ProgressFn = no_progress) -> list[Community]:
+    return partitions(leiden_assignments(ctx, scope, progress=progress))
 
 
 def mentioned(rows: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -136,47 +158,39 @@ def summarise(ctx: JobContext, scope: ReadScope,
 
 def store_summaries(settings: Settings, scope: ReadScope, items: Sequence[StoredCommunity],
                     embedder: TextEmbedder) -> int:
-    """Replace the tenant's rows of the scope's clearance level and snapshot in
+    """Replace the tenant's set of the scope's clearance level and snapshot in
     ``community_summaries`` (other levels and snapshots stay); returns how many were written."""
-    level = scope.clearance[-1]
-    vectors = embedder.embed_documents([f"{i.summary.title}. {i.summary.text}" for i in items])
-    rows = [(scope.tenant, i.community.community_id, i.community.level, scope.version, level,
-             i.summary.title, i.summary.text, Jsonb(i.summary.members), Jsonb(i.jurisdictions),
-             np.asarray(v, dtype=np.float32)) for i, v in zip(items, vectors, strict=True)]
-    with psycopg.connect(settings.postgres_dsn) as conn:
-        register_vector(conn)
-        with conn.transaction(), conn.cursor() as cur:
-            cur.execute("DELETE FROM community_summaries WHERE tenant_id = %s AND clearance = %s"
-                        " AND snapshot_version = %s", (scope.tenant, level, scope.version))
-            cur.executemany(
-                "INSERT INTO community_summaries (tenant_id, community_id, level, "
-                "snapshot_version, clearance, title, summary, members, jurisdictions, "
-                "embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
-            cur.execute(
-                "INSERT INTO embedding_models (index_name, model_id, dimensions) "
-                "VALUES (%s, %s, %s) ON CONFLICT (index_name) DO UPDATE SET "
-                "model_id = EXCLUDED.model_id, dimensions = EXCLUDED.dimensions, "
-                "updated_at = now()", (INDEX_NAME, embedder.model_id, embedder.dimensions))
-    return len(rows)
+    from gds_jobs.community_store import write_set
+
+    return write_set(settings, scope, items, embedder)
 
 
-def run_communities(ctx: JobContext, scope: ReadScope,
-                    embedder: TextEmbedder) -> list[StoredCommunity]:
-    """Detect, summarise, embed and store at the scope's clearance; returns what was stored
-    (nothing visible at this clearance: no summaries at this level)."""
+def run_communities(ctx: JobContext, scope: ReadScope, embedder: TextEmbedder,
+                    progress: ProgressFn = no_progress) -> list[StoredCommunity]:
+    """Detect, summarise, embed and store at the scope's clearance (summaries, node state and
+    the RAPTOR tree); returns what was stored (nothing visible at this clearance: no
+    summaries at this level)."""
+    from gds_jobs.community_store import write_state
+    from gds_jobs.raptor import build_tree
+
     try:
-        communities = detect_communities(ctx, scope)
+        communities = detect_communities(ctx, scope, progress)
     except NotFound:
         communities = []
     items = summarise(ctx, scope, communities)
+    progress("summarised", clearance=scope.clearance[-1], communities=len(items))
     store_summaries(ctx.settings, scope, items, embedder)
+    write_state(ctx.settings, scope, node_state(communities))
+    nodes = build_tree(ctx, scope, items, embedder)
+    progress("raptor tree", clearance=scope.clearance[-1], nodes=nodes)
     return items
 
 
 def run_every_level(ctx: JobContext, scope: ReadScope, embedder: TextEmbedder,
-                    levels: Sequence[str] = CLASSIFICATIONS) -> list[StoredCommunity]:
+                    levels: Sequence[str] = CLASSIFICATIONS,
+                    progress: ProgressFn = no_progress) -> list[StoredCommunity]:
     """The cron job: :func:`run_communities` once per clearance level at the scope's
     snapshot (a reader is served the summaries of its own level only)."""
     return [item for level in levels
             for item in run_communities(ctx, replace(scope, clearance=clearance_for(level)),
-                                        embedder)]
+                                        embedder, progress)]

@@ -48,14 +48,19 @@ def _check_identifiers(labels: Sequence[str], types: Sequence[str]) -> None:
 def projected(
     ctx: JobContext, scope: ReadScope, *, job: str, undirected: bool,
     labels: Sequence[str] = STRUCTURAL_LABELS, types: Sequence[str] = STRUCTURAL_TYPES,
+    ceids: Sequence[str] | None = None,
 ) -> Iterator[Graph]:
-    """Project the graph live at ``scope.version``; drop it on exit."""
+    """Project the graph live at ``scope.version`` (only the nodes ``ceids`` when given);
+    drop it on exit."""
     _check_identifiers(labels, types)
     name = graph_name(job, scope)
-    query = ctx.cypher.text("gds/project", labels=list(labels), types=list(types))
+    subset = ceids is not None
+    query = ctx.cypher.text("gds/project", labels=list(labels), types=list(types),
+                            subset=subset)
+    extra = {"ceids": list(ceids or [])} if subset else {}
     try:
         graph, _ = ctx.gds.graph.project.cypher(
-            query, name=name, undirected=undirected, **scope.params()
+            query, name=name, undirected=undirected, **scope.params(), **extra
         )
     except ValueError as exc:  # the client's answer to a projection of zero rows
         ctx.gds.graph.drop(name, fail_if_missing=False)
@@ -63,6 +68,9 @@ def projected(
             f"nothing to project for tenant {scope.tenant!r} at snapshot {scope.version}",
             {"tenant": scope.tenant, "snapshot_version": scope.version},
         ) from exc
+    except BaseException:  # a failed or interrupted projection leaves no graph behind
+        ctx.gds.graph.drop(name, fail_if_missing=False)
+        raise
     try:
         yield graph
     finally:

@@ -11,9 +11,18 @@ value, its contribution to the score, and the edges (with their ``evidence_ref``
 * ``incidents`` — FailurePatterns CAUSED_BY it (0.5 each) or that AFFECTED it (0.25 each);
 * ``ownership`` — a Service with no live OWNS/PRIMARY_OWNER edge, or with PRIMARY_OWNER edges
   from more than one owner;
-* ``single_point_of_failure`` — Infrastructure with at least ``SPOF_MIN_DEPENDENTS`` dependents.
+* ``single_point_of_failure`` — Infrastructure with at least ``SPOF_MIN_DEPENDENTS`` dependents;
+* ``betweenness`` — the share of shortest dependency paths through the node (relative to the
+  tenant's highest): what many flows pass through;
+* ``articulation_point`` — its loss splits the dependency graph (GDS articulation points);
+* ``dependency_cycle`` — it sits in a strongly connected component of two or more nodes, with
+  the edges of the cycle as evidence;
+* ``stale_adr`` — a Service explained (WHY) by an ADR that is superseded, deprecated or
+  rejected with no accepted successor explaining it;
+* ``incidents`` is the incident density: incidents per entity, caused counting double.
 
-The weights are constants below so that a ranking can be explained and reproduced.
+The metrics come from ``gds_jobs.centrality`` (stored per snapshot in ``gds_node_metrics``);
+the weights are constants below so that a ranking can be explained and reproduced.
 """
 
 from __future__ import annotations
@@ -22,7 +31,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gds_jobs.pagerank import DAMPING, NodeRank, rank_nodes
+from gds_jobs.centrality import NodeMetrics, run_centrality
+from gds_jobs.guard import ProgressFn, no_progress
+from gds_jobs.pagerank import DAMPING, NodeRank
 from gds_jobs.runtime import JobContext
 from gds_jobs.summaries import Facts, fan_in
 from substrate.errors import BadRequest
@@ -37,6 +48,11 @@ UNOWNED_WEIGHT = 1.0
 CONFLICTING_OWNER_WEIGHT = 0.5
 SPOF_WEIGHT = 1.0
 SPOF_MIN_DEPENDENTS = 3
+BETWEENNESS_WEIGHT = 0.5
+ARTICULATION_WEIGHT = 0.5
+CYCLE_WEIGHT = 0.5
+STALE_ADR_WEIGHT = 0.25
+STALE_ADR_CAP = 0.5
 DEFAULT_LIMIT = 10
 MAX_EVIDENCE = 25
 
@@ -74,6 +90,7 @@ class RiskItem:
 class Maxima:
     pagerank: float
     dependents: int
+    betweenness: float = 0.0
 
 
 def _hops(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -129,9 +146,45 @@ def _ownership(facts: Facts) -> list[RiskFactor]:
     return []
 
 
-def score(facts: Facts, rank: NodeRank | None, top: Maxima) -> RiskItem:
-    """One entity's risk item from its facts (``gds/entity_facts``) and its rank."""
-    factors = [*_centrality(facts, rank, top), *_incidents(facts), *_ownership(facts)]
+def _structure(facts: Facts, metric: NodeMetrics | None, top: Maxima) -> list[RiskFactor]:
+    if metric is None:
+        return []
+    out, ceid = [], facts["member"]["ceid"]
+    if metric.betweenness > 0 and top.betweenness > 0:
+        out.append(RiskFactor("betweenness", metric.betweenness,
+                              BETWEENNESS_WEIGHT * metric.betweenness / top.betweenness,
+                              f"betweenness {metric.betweenness:.1f} of a tenant highest "
+                              f"{top.betweenness:.1f}",
+                              _hops([*facts["dependents"], *facts["depends_on"]])))
+    if metric.articulation:
+        out.append(RiskFactor("articulation_point", True, ARTICULATION_WEIGHT,
+                              "an articulation point: removing it disconnects the dependency "
+                              "graph", _hops([*facts["dependents"], *facts["depends_on"]])))
+    if metric.scc_size > 1:
+        cycle = [r for r in facts["depends_on"] if r["other"]["ceid"] in metric.cycle_members]
+        out.append(RiskFactor("dependency_cycle", metric.scc_size, CYCLE_WEIGHT,
+                              f"in a dependency cycle of {metric.scc_size}: "
+                              + ", ".join(sorted(metric.cycle_members - {ceid})),
+                              _hops(cycle)))
+    return out
+
+
+def _stale(stale: Sequence[Mapping[str, Any]]) -> list[RiskFactor]:
+    if not stale:
+        return []
+    names = ", ".join(f"{s['name']} ({s['status']})" for s in stale)
+    return [RiskFactor("stale_adr", len(stale),
+                       min(STALE_ADR_CAP, STALE_ADR_WEIGHT * len(stale)),
+                       f"explained by ADRs no longer in force: {names}",
+                       _hops(stale))]
+
+
+def score(facts: Facts, rank: NodeRank | None, top: Maxima, metric: NodeMetrics | None = None,
+          stale: Sequence[Mapping[str, Any]] = ()) -> RiskItem:
+    """One entity's risk item from its facts (``gds/entity_facts``), its rank, its stored
+    metrics and its stale ADRs (``gds/stale_adrs``)."""
+    factors = [*_centrality(facts, rank, top), *_structure(facts, metric, top),
+               *_incidents(facts), *_ownership(facts), *_stale(stale)]
     factors = [RiskFactor(f.factor, f.value, round(f.contribution, 4), f.note,
                           f.evidence[:MAX_EVIDENCE], len(f.evidence)) for f in factors]
     m = facts["member"]
@@ -139,14 +192,22 @@ def score(facts: Facts, rank: NodeRank | None, top: Maxima) -> RiskItem:
                     round(sum(f.contribution for f in factors), 4), factors)
 
 
-def rank_risks(ctx: JobContext, scope: ReadScope, limit: int = DEFAULT_LIMIT) -> list[RiskItem]:
-    """The ``limit`` riskiest Services and Infrastructure, highest score first."""
+def rank_risks(ctx: JobContext, scope: ReadScope, limit: int = DEFAULT_LIMIT,
+               progress: ProgressFn = no_progress) -> list[RiskItem]:
+    """The ``limit`` riskiest Services and Infrastructure, highest score first (the GDS
+    metrics are computed and stored on the way)."""
     if limit < 1:
         raise BadRequest("limit must be at least 1", {"limit": limit})
-    ranks = {r.ceid: r for r in rank_nodes(ctx, scope, ("Service", "Infrastructure"))}
+    metrics = {m.ceid: m for m in run_centrality(ctx, scope, progress)}
+    ranks = {c: NodeRank(m.ceid, m.name, m.label, m.pagerank, m.in_degree)
+             for c, m in metrics.items()}
     rows = ctx.rows("gds/entity_facts", scope, ceids=sorted(ranks))
+    stale = {r["ceid"]: r["stale"] for r in ctx.rows("gds/stale_adrs", scope,
+                                                     ceids=sorted(ranks))}
     top = Maxima(max((r.pagerank for r in ranks.values()), default=0.0),
-                 max((fan_in(f) for f in rows), default=0))
-    items = [score(f, ranks.get(f["member"]["ceid"]), top) for f in rows]
+                 max((fan_in(f) for f in rows), default=0),
+                 max((m.betweenness for m in metrics.values()), default=0.0))
+    items = [score(f, ranks.get(f["member"]["ceid"]), top, metrics.get(f["member"]["ceid"]),
+                   stale.get(f["member"]["ceid"], ())) for f in rows]
     items = [i for i in items if i.score > 0]
     return sorted(items, key=lambda i: (-i.score, i.ceid))[:limit]

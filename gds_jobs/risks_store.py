@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from gds_jobs.guard import ProgressFn, no_progress
 from gds_jobs.risks import RiskFactor, RiskItem, rank_risks
 from gds_jobs.runtime import JobContext, job_scope
 from substrate.errors import NotFound
@@ -58,11 +59,13 @@ def level(scope: ReadScope) -> str:
     return scope.clearance[-1]
 
 
-def compute_and_store(ctx: JobContext, scope: ReadScope) -> list[RiskItem]:
-    """Rank at ``scope`` (GDS projection + PageRank) and store the top STORED_ITEMS."""
+def compute_and_store(ctx: JobContext, scope: ReadScope,
+                      progress: ProgressFn = no_progress) -> list[RiskItem]:
+    """Rank at ``scope`` (GDS metrics, stored in ``gds_node_metrics`` on the way) and store
+    the top STORED_ITEMS."""
     started = time.monotonic()
     try:
-        items = rank_risks(ctx, scope, STORED_ITEMS)
+        items = rank_risks(ctx, scope, STORED_ITEMS, progress)
     except NotFound:  # nothing live at this clearance (e.g. all internal): an empty ranking
         items = []
     with psycopg.connect(ctx.settings.postgres_dsn) as conn:

@@ -114,6 +114,7 @@ class StrategyResult:
     facts: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False
     note: str | None = None
+    trace: list[dict[str, Any]] = field(default_factory=list)  # e.g. the RAPTOR path taken
 
 
 @dataclass
@@ -127,6 +128,7 @@ class SearchContext:
     options: SearchOptions
     seeds: list[dict[str, Any]] = field(default_factory=list)
     services: Any = None  # substrate.services.Services, for strategies that need sync access
+    emit: Any = None  # the /stream stage callback (search.Emit), for partial results
     _embedding: list[float] | None = None
 
     async def query_embedding(self) -> list[float]:

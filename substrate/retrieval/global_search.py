@@ -93,3 +93,33 @@ async def global_search(
         row["rank"] = rank
         row["score"] = round(float(row["score"]), 6)
     return rows
+
+
+_SET = """
+WITH pinned AS MATERIALIZED (
+  SELECT max(snapshot_version) AS v FROM community_summaries
+  WHERE tenant_id = %(tenant)s AND clearance = %(clearance)s AND snapshot_version <= %(v)s
+)
+SELECT community_id, level, snapshot_version, title, summary, members, embedding
+FROM community_summaries s, pinned
+WHERE s.tenant_id = %(tenant)s AND s.clearance = %(clearance)s
+  AND s.snapshot_version = pinned.v
+  AND (%(jurisdictions)s::text[] IS NULL OR NOT EXISTS (
+    SELECT 1 FROM jsonb_array_elements(s.jurisdictions) AS entity(allowed)
+    WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(entity.allowed) AS j(name)
+                      WHERE j.name = ANY(%(jurisdictions)s::text[]))))
+ORDER BY level, community_id
+"""
+
+
+async def summary_set(settings: Settings, tenant: str, *, clearance: str, version: int,
+                      jurisdictions: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Every summary of the set a reader gets (same policy as :func:`global_search`), with
+    its embedding: the input of the map step of global GraphRAG."""
+    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+        await register_vector_async(conn)
+        cur = await conn.execute(_SET, {
+            "tenant": tenant, "clearance": clearance, "v": version,
+            "jurisdictions": None if jurisdictions is None else list(jurisdictions)})
+        names = [d.name for d in cur.description or ()]
+        return [dict(zip(names, r, strict=True)) for r in await cur.fetchall()]

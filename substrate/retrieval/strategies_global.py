@@ -11,7 +11,9 @@ import psycopg
 from gds_jobs import risks_store
 from substrate.retrieval.composers import listing
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.global_mapreduce import global_mapreduce
 from substrate.retrieval.global_search import global_search
+from substrate.retrieval.raptor import raptor
 from substrate.retrieval.registry import register
 from substrate.retrieval.router import Intent
 
@@ -81,7 +83,11 @@ async def global_communities(ctx: SearchContext) -> StrategyResult:
 
 
 def install() -> None:
-    register("global_graphrag", global_communities, Intent.STRATEGIC_RISKS)
+    # global_graphrag: map-reduce over every summary (RSN-14); community_search: the flat
+    # nearest-neighbour lookup it replaced (kept for comparison); raptor: the tree walk (RSN-05)
+    register("community_search", global_communities)
+    register("global_graphrag", global_mapreduce, Intent.STRATEGIC_RISKS)
+    register("raptor", raptor, Intent.STRATEGIC_RISKS)
     register("risks", risks, Intent.STRATEGIC_RISKS)
 
 

@@ -1,0 +1,148 @@
+"""The structural metrics every risk is derived from, computed by GDS once per snapshot and
+stored (``gds_node_metrics``) so that requests read them instead of running GDS:
+
+* on the directed projection of the dependency edges (dependent -> dependency): PageRank,
+  betweenness (how many shortest dependency paths pass through the node), in-degree and the
+  strongly connected components (a component of two or more nodes is a dependency cycle);
+* on the undirected projection: weakly connected components and articulation points (a node
+  whose loss splits its component: a single point of failure in the topology).
+
+Every algorithm is estimated first (``gds_jobs.guard.check_memory``); both projections are
+dropped when the run ends, whatever happens.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import psycopg
+from graphdatascience import Graph
+
+from gds_jobs.guard import ProgressFn, check_memory, heap_free, no_progress
+from gds_jobs.pagerank import DAMPING, DIGITS
+from gds_jobs.projection import DEPENDENCY_TYPES, present, projected
+from gds_jobs.runtime import JobContext
+from substrate.retrieval.scope import ReadScope
+
+METRIC_LABELS = ("Service", "Infrastructure")
+
+
+@dataclass(frozen=True)
+class NodeMetrics:
+    ceid: str
+    name: str
+    label: str
+    pagerank: float
+    betweenness: float
+    in_degree: int
+    wcc: int
+    scc: int
+    scc_size: int
+    articulation: bool
+    cycle_members: frozenset[str] = frozenset()  # the SCC's members when it is a cycle
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "cycle_members": sorted(self.cycle_members)}
+
+
+def _guarded(ctx: JobContext, progress: ProgressFn, name: str,
+             estimate: Callable[[], Any], run: Callable[[], Any]) -> None:
+    free = heap_free(ctx.gds.run_cypher, ctx.cypher.text("gds/heap"))
+    check_memory(int(estimate().bytes_max), free, name, progress)
+    run()
+    progress(name)
+
+
+def _stream(ctx: JobContext, graph: Graph, props: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for label in present(METRIC_LABELS, graph.node_labels()):
+        frame = ctx.gds.graph.node_properties.stream(graph, props, node_labels=[label],
+                                                     db_node_properties=["ceid", "name"])
+        for _, row in frame.iterrows():
+            out[str(row["ceid"])] = {"name": str(row["name"]), "label": label,
+                                     **{p: row[p] for p in props}}
+    return out
+
+
+def _directed(ctx: JobContext, scope: ReadScope, progress: ProgressFn) -> dict[str, Any]:
+    with projected(ctx, scope, job="centrality", undirected=False, labels=METRIC_LABELS,
+                   types=DEPENDENCY_TYPES) as g:
+        progress("projected (directed)", nodes=g.node_count(),
+                 relationships=g.relationship_count())
+        t = present(DEPENDENCY_TYPES, g.relationship_types())
+        algo = ctx.gds
+        _guarded(ctx, progress, "pagerank",
+                 lambda: algo.page_rank.estimate(g, relationship_types=t),
+                 lambda: algo.page_rank.mutate(g, "pagerank", damping_factor=DAMPING,
+                                               relationship_weight_property="weight",
+                                               relationship_types=t))
+        _guarded(ctx, progress, "betweenness",
+                 lambda: algo.betweenness.estimate(g, relationship_types=t),
+                 lambda: algo.betweenness.mutate(g, "betweenness", relationship_types=t))
+        _guarded(ctx, progress, "in-degree",
+                 lambda: algo.degree.estimate(g, relationship_types=t),
+                 lambda: algo.degree.mutate(g, "inDegree", orientation="REVERSE",
+                                            relationship_types=t))
+        _guarded(ctx, progress, "scc", lambda: algo.scc.estimate(g, relationship_types=t),
+                 lambda: algo.scc.mutate(g, "scc", relationship_types=t))
+        return _stream(ctx, g, ["pagerank", "betweenness", "inDegree", "scc"])
+
+
+def _undirected(ctx: JobContext, scope: ReadScope, progress: ProgressFn) -> dict[str, Any]:
+    with projected(ctx, scope, job="articulation", undirected=True, labels=METRIC_LABELS,
+                   types=DEPENDENCY_TYPES) as g:
+        t = present(DEPENDENCY_TYPES, g.relationship_types())
+        algo = ctx.gds
+        _guarded(ctx, progress, "wcc", lambda: algo.wcc.estimate(g, relationship_types=t),
+                 lambda: algo.wcc.mutate(g, "wcc", relationship_types=t))
+        _guarded(ctx, progress, "articulation points",
+                 lambda: algo.articulation_points.estimate(g, relationship_types=t),
+                 lambda: algo.articulation_points.mutate(g, "articulation",
+                                                         relationship_types=t))
+        return _stream(ctx, g, ["wcc", "articulation"])
+
+
+def compute_metrics(ctx: JobContext, scope: ReadScope,
+                    progress: ProgressFn = no_progress) -> list[NodeMetrics]:
+    """Every live Service and Infrastructure node's metrics at the scope."""
+    directed = _directed(ctx, scope, progress)
+    undirected = _undirected(ctx, scope, progress)
+    sizes = Counter(int(d["scc"]) for d in directed.values())
+    cycles: dict[int, set[str]] = defaultdict(set)
+    for ceid, d in directed.items():
+        if sizes[int(d["scc"])] > 1:
+            cycles[int(d["scc"])].add(ceid)
+    out = [NodeMetrics(ceid, d["name"], d["label"], round(float(d["pagerank"]), DIGITS),
+                       round(float(d["betweenness"]), DIGITS), int(d["inDegree"]),
+                       int(undirected[ceid]["wcc"]), int(d["scc"]), sizes[int(d["scc"])],
+                       bool(int(undirected[ceid]["articulation"])),
+                       frozenset(cycles.get(int(d["scc"]), ())))
+           for ceid, d in directed.items() if ceid in undirected]
+    return sorted(out, key=lambda m: m.ceid)
+
+
+def store_metrics(ctx: JobContext, scope: ReadScope, metrics: Sequence[NodeMetrics]) -> int:
+    level = scope.clearance[-1]
+    rows = [(scope.tenant, level, scope.version, m.ceid, m.name, m.label, m.pagerank,
+             m.betweenness, m.in_degree, m.wcc, m.scc, m.scc_size, m.articulation)
+            for m in metrics]
+    with psycopg.connect(ctx.settings.postgres_dsn) as conn, conn.transaction(), \
+            conn.cursor() as cur:
+        cur.execute("DELETE FROM gds_node_metrics WHERE tenant_id = %s AND clearance = %s "
+                    "AND snapshot_version = %s", (scope.tenant, level, scope.version))
+        cur.executemany(
+            "INSERT INTO gds_node_metrics (tenant_id, clearance, snapshot_version, ceid, name, "
+            "label, pagerank, betweenness, in_degree, wcc, scc, scc_size, articulation) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
+    return len(rows)
+
+
+def run_centrality(ctx: JobContext, scope: ReadScope,
+                   progress: ProgressFn = no_progress) -> list[NodeMetrics]:
+    metrics = compute_metrics(ctx, scope, progress)
+    store_metrics(ctx, scope, metrics)
+    progress("stored", clearance=scope.clearance[-1], nodes=len(metrics))
+    return metrics

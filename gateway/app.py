@@ -28,8 +28,12 @@ from gateway.authn import AuthMiddleware
 from gateway.errors import EXCEPTION_HANDLERS
 from gateway.health import healthz, readyz
 from gateway.limits import LimitsMiddleware
+from gateway.observe import ObserveMiddleware, metrics
 from gateway.policy import PolicyMiddleware
 from substrate.cache_invalidator import start_cache
+from substrate.observability import metrics as substrate_metrics
+from substrate.observability.logs import configure_logging
+from substrate.observability.tracing import configure_tracing
 from substrate.retrieval.service import ReadService
 from substrate.services import open_services
 from substrate.settings import Settings
@@ -64,6 +68,7 @@ def routes() -> list[BaseRoute]:
         Route("/cache/stats", routes_cache.cache_stats, methods=["GET"]),
         Route("/admin/audit", routes_admin.audit_log, methods=["GET"]),
         Route("/admin/keys", routes_admin.keys, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
         WebSocketRoute("/stream", routes_search.stream),
         Route("/openapi.json", openapi, methods=["GET"], include_in_schema=False),
     ]
@@ -76,6 +81,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.services = open_services(settings)
         app.state.cache = start_cache(settings, app.state.services.ontology)
+        substrate_metrics.bind_cache(app.state.cache.cache.stats)
         app.state.read = ReadService(app.state.services, app.state.cache.cache)
         await app.state.read.open()
         await asyncio.to_thread(app.state.read.warm_up)  # load the embedder before serving
@@ -86,9 +92,22 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await app.state.cache.aclose()
             await app.state.services.aclose()
 
-    # outermost first: authentication (which sets the principal) must come before the limits
-    middleware = [Middleware(AuthMiddleware, settings=settings),
+    configure_logging(settings)
+    substrate_metrics.serve_batch_files(settings.home)
+    # outermost first: observation (request span, latency, log context) sees every request;
+    # authentication (which sets the principal) must come before the limits
+    middleware = [*_tracing_middleware(settings), Middleware(ObserveMiddleware),
+                  Middleware(AuthMiddleware, settings=settings),
                   Middleware(LimitsMiddleware, settings=settings),
                   Middleware(PolicyMiddleware, settings=settings)]
     return Starlette(routes=routes(), middleware=middleware,
                      exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
+
+
+def _tracing_middleware(settings: Settings) -> list[Middleware]:
+    """OpenTelemetry's ASGI instrumentation (the request span) when tracing is on."""
+    if not configure_tracing(settings):
+        return []
+    from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+
+    return [Middleware(OpenTelemetryMiddleware, exclude_spans=["receive", "send"])]

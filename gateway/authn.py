@@ -23,6 +23,7 @@ echoed as ``X-Request-Id``. Refusals are JSON error bodies (401 with ``WWW-Authe
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import re
 import uuid
@@ -33,6 +34,7 @@ from psycopg_pool import AsyncConnectionPool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.limits import _send_error
+from gateway.observe import METRICS_PATH, METRICS_PRINCIPAL
 from substrate.errors import (
     BadRequest,
     Forbidden,
@@ -123,6 +125,8 @@ class AuthMiddleware:
                                        {"content_type": kind or None})
 
     async def _authenticate(self, scope: Scope, headers: dict[bytes, str]) -> Principal:
+        if scope["path"] == METRICS_PATH and self._is_metrics_token(headers):
+            return METRICS_PRINCIPAL  # METRICS_TOKEN opens /metrics and nothing else
         access_token = ""
         if scope["type"] == "websocket":
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
@@ -130,6 +134,11 @@ class AuthMiddleware:
         return await self.authenticator.authenticate(Credentials.from_authorization(
             headers.get(b"authorization", ""), headers.get(b"x-substrate-identity", ""),
             access_token))
+
+    def _is_metrics_token(self, headers: dict[bytes, str]) -> bool:
+        token = self.settings.env.get("METRICS_TOKEN", "")
+        given = headers.get(b"authorization", "").removeprefix("Bearer ").strip()
+        return bool(token) and hmac.compare_digest(given.encode(), token.encode())
 
     def _pool(self) -> AsyncConnectionPool[Any] | None:
         read = getattr(self._app_state, "read", None) if self._app_state else None

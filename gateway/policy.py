@@ -42,7 +42,8 @@ from substrate.security.principal import Principal
 from substrate.settings import Settings
 
 log = logging.getLogger(__name__)
-EXEMPT_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json"})
+# /metrics carries no tenant data: authentication and its handler's role check guard it
+EXEMPT_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/metrics"})
 WS_POLICY_VIOLATION = 1008
 WS_TRY_AGAIN_LATER = 1013
 

@@ -28,6 +28,7 @@ from substrate.cache import CacheUnavailable, QueryCache
 from substrate.graph import snapshots
 from substrate.graph.events import STREAM, SUBJECT, ensure_stream
 from substrate.graph.ontology import Ontology
+from substrate.observability.metrics import INVALIDATION_LAG
 from substrate.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -195,6 +196,7 @@ class CacheInvalidator:
             delay = s.last_delay_ms = round(
                 (datetime.now(UTC) - published).total_seconds() * 1000, 3)
             s.delays_ms.append(delay)
+            INVALIDATION_LAG.observe(delay / 1000)
         s.recent.append({"tenant": tenant, "version": version, "evicted": evicted,
                          "delay_ms": delay})
 

@@ -78,6 +78,11 @@ ENV_DEFAULTS: dict[str, str] = {
     "PII_REDACTION": "on",  # on|off: PII and secrets redacted from contexts and responses
     "OPA_URL": "",  # Open Policy Agent base URL; empty: the built-in policy rules
     "OPA_TIMEOUT_SECONDS": "2",  # an OPA that does not answer in time denies (503)
+    # observability (substrate/observability): JSON or text logs; OTLP/HTTP traces when the
+    # endpoint is set; /metrics also opens to this bearer token (empty: admin role only)
+    "LOG_FORMAT": "json", "LOG_LEVEL": "INFO",
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "", "OTEL_SERVICE_NAME": "substrate-gateway",
+    "METRICS_TOKEN": "",
 }
 
 REDIS_USER = "substrate"  # the ACL user of the local Redis (its default user is off)

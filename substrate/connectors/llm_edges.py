@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from substrate.connectors.chunking import build_sequence_edges
 from substrate.embeddings import endpoint_url
 from substrate.errors import Unavailable
 from substrate.graph.records import EdgeRecord, NodeRecord
+from substrate.observability.metrics import observe_model_call
+from substrate.observability.tracing import TRACER
 from substrate.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -120,12 +123,26 @@ class OpenAIChatClient:
             "messages": [{"role": "user", "content": prompt}],
             "temperature": 0.0,
         }
-        try:
-            response = self._client.post(self.url, json=body)
-            response.raise_for_status()
-            return str(response.json()["choices"][0]["message"]["content"])
-        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as e:
-            raise Unavailable(f"chat endpoint {self.url} failed: {e}") from e
+        started = time.perf_counter()
+        with TRACER.start_as_current_span(f"chat {self.model}", attributes={
+                "gen_ai.operation.name": "chat", "gen_ai.request.model": self.model}) as span:
+            try:
+                response = self._client.post(self.url, json=body)
+                response.raise_for_status()
+                answer = response.json()
+                text = str(answer["choices"][0]["message"]["content"])
+            except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as e:
+                observe_model_call("chat", self.model, 0, 0, 0.0,
+                                   time.perf_counter() - started, False)
+                raise Unavailable(f"chat endpoint {self.url} failed: {e}") from e
+            usage = answer.get("usage") or {}
+            sent, got = (int(usage.get("prompt_tokens") or 0),
+                         int(usage.get("completion_tokens") or 0))
+            span.set_attributes({"gen_ai.usage.input_tokens": sent,
+                                 "gen_ai.usage.output_tokens": got})
+        observe_model_call("chat", self.model, sent, got, 0.0,
+                           time.perf_counter() - started, True)
+        return text
 
 
 def make_chat_client(settings: Settings) -> OpenAIChatClient | None:

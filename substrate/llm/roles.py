@@ -18,6 +18,8 @@ from typing import Any
 
 from neo4j_graphrag.llm import OpenAILLM
 
+from substrate.observability.metrics import observe_model_call
+from substrate.observability.tracing import TRACER
 from substrate.settings import ENV_DEFAULTS, Settings
 
 ROLES = ("cypher", "explain", "scout")
@@ -73,6 +75,8 @@ class Usage:
     def add(self, config: RoleConfig, prompt: int, completion: int, ms: float,
             ok: bool) -> None:
         tokens = prompt + completion
+        observe_model_call(config.role, config.model, prompt, completion,
+                           tokens / 1000 * config.cost_per_1k, ms / 1000, ok)
         self.calls.append({"role": config.role, "model": config.model, "prompt_tokens": prompt,
                            "completion_tokens": completion, "total_tokens": tokens,
                            "cost_usd": round(tokens / 1000 * config.cost_per_1k, 6),
@@ -106,15 +110,22 @@ class RoleLLM:
 
     async def complete(self, prompt: str, usage: Usage, system: str | None = None) -> str:
         started = time.perf_counter()
-        async with self._gate:
-            try:
-                response = await asyncio.wait_for(
-                    self.llm.ainvoke(prompt, system_instruction=system),
-                    self.config.timeout * (self.config.max_retries + 1))
-            except BaseException:
-                usage.add(self.config, 0, 0, (time.perf_counter() - started) * 1000, False)
-                raise
-        u = response.usage
+        with TRACER.start_as_current_span(f"chat {self.config.model}", attributes={
+                "gen_ai.operation.name": "chat", "gen_ai.request.model": self.config.model,
+                "substrate.model_role": self.config.role}) as span:
+            async with self._gate:
+                try:
+                    response = await asyncio.wait_for(
+                        self.llm.ainvoke(prompt, system_instruction=system),
+                        self.config.timeout * (self.config.max_retries + 1))
+                except BaseException:
+                    usage.add(self.config, 0, 0, (time.perf_counter() - started) * 1000, False)
+                    raise
+            u = response.usage
+            span.set_attributes({"gen_ai.usage.input_tokens": int(u.request_tokens or 0) if u
+                                 else 0,
+                                 "gen_ai.usage.output_tokens": int(u.response_tokens or 0) if u
+                                 else 0})
         usage.add(self.config, int(u.request_tokens or 0) if u else 0,
                   int(u.response_tokens or 0) if u else 0,
                   (time.perf_counter() - started) * 1000, True)

@@ -7,6 +7,8 @@ from typing import Any
 from neo4j import AsyncDriver
 
 from substrate.cypher import CypherLibrary
+from substrate.observability.metrics import CYPHER_SECONDS
+from substrate.observability.tracing import NEO4J, TRACER
 from substrate.retrieval.scope import ReadScope
 
 
@@ -19,7 +21,12 @@ class GraphReader:
                    **params: Any) -> list[dict[str, Any]]:
         template = self.cypher.get(template_name)
         query = template.render(**(ctx or {}))
-        records, _, _ = await self.driver.execute_query(
-            query, {**scope.params(), **params}, routing_="r"
-        )
+        with TRACER.start_as_current_span(f"cypher {template_name}", attributes={
+                **NEO4J, "db.operation.name": template_name,
+                "substrate.template_version": template.version}) as span, \
+                CYPHER_SECONDS.labels(template_name).time():
+            records, _, _ = await self.driver.execute_query(
+                query, {**scope.params(), **params}, routing_="r"
+            )
+            span.set_attribute("db.response.returned_rows", len(records))
         return [r.data() for r in records]

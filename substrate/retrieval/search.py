@@ -13,8 +13,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from opentelemetry.trace import StatusCode
+
 from substrate.errors import BadRequest
 from substrate.graph.ontology import load_ontology
+from substrate.observability.metrics import STRATEGY_SECONDS
+from substrate.observability.tracing import TRACER
 from substrate.retrieval import answer as answers
 from substrate.retrieval.calibration import calibrated
 from substrate.retrieval.conflict_resolution import resolve as resolve_conflicts
@@ -47,11 +51,17 @@ async def _no_emit(stage: str, data: dict[str, Any]) -> None:
 
 async def _run_one(ctx: SearchContext, name: str, emit: Emit) -> StrategyResult | Exception:
     started = time.perf_counter()
-    try:
-        result = await asyncio.wait_for(STRATEGIES[name](ctx), STRATEGY_TIMEOUT)
-    except Exception as exc:  # noqa: BLE001 - one failing strategy degrades, never fails
-        await emit("strategy", {"name": name, "status": "failed", "error": repr(exc)[:300]})
-        return exc
+    with TRACER.start_as_current_span(f"strategy {name}",
+                                      attributes={"substrate.strategy": name}) as span:
+        try:
+            result = await asyncio.wait_for(STRATEGIES[name](ctx), STRATEGY_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - one failing strategy degrades, never fails
+            STRATEGY_SECONDS.labels(name, "failed").observe(time.perf_counter() - started)
+            span.set_status(StatusCode.ERROR, repr(exc)[:200])
+            await emit("strategy", {"name": name, "status": "failed", "error": repr(exc)[:300]})
+            return exc
+        span.set_attribute("substrate.hits", len(result.hits))
+    STRATEGY_SECONDS.labels(name, "ok").observe(time.perf_counter() - started)
     ms = round((time.perf_counter() - started) * 1000, 1)
     await emit("strategy", {"name": name, "status": "ok", "ms": ms,
                             "hits": [h.__dict__ for h in result.hits[:10]],
@@ -75,7 +85,8 @@ async def _rerank(reranker: LocalReranker | HttpReranker, query: str, hits: list
                   top_k: int) -> tuple[list[Hit], dict[str, Any]]:
     if not hits:
         return hits, {"backend": "none"}
-    outcome = await reranker.rerank(query, [f"{h.name}. {h.text}" for h in hits], top_k)
+    with TRACER.start_as_current_span("rerank", attributes={"substrate.candidates": len(hits)}):
+        outcome = await reranker.rerank(query, [f"{h.name}. {h.text}" for h in hits], top_k)
     ranked = [hits[r.index] for r in outcome.results]
     return ranked, {"backend": outcome.backend, "fallback_reason": outcome.fallback_reason}
 

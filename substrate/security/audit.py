@@ -14,6 +14,8 @@ import psycopg
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from substrate.observability.metrics import count_policy_decisions
+
 Decision = Literal["allowed", "denied", "redacted"]
 
 _INSERT = (
@@ -38,6 +40,7 @@ class PolicyDecision:
 
 
 def record_sync(conn: psycopg.Connection[Any], *decisions: PolicyDecision) -> None:
+    count_policy_decisions(decisions)
     with conn.cursor() as cur:
         cur.executemany(_INSERT, [d.row() for d in decisions])
 
@@ -45,6 +48,7 @@ def record_sync(conn: psycopg.Connection[Any], *decisions: PolicyDecision) -> No
 async def record(pool: AsyncConnectionPool[Any], *decisions: PolicyDecision) -> None:
     if not decisions:
         return
+    count_policy_decisions(decisions)
     async with pool.connection() as conn, conn.cursor() as cur:
         await cur.executemany(_INSERT, [d.row() for d in decisions])
 

@@ -47,6 +47,7 @@ PROTECTED = [
     ("POST", "/intent-check", {"pr": 447}), ("POST", "/queue/1/approve", {}),
     ("POST", "/queue/1/reject", {}), ("POST", "/counterfactual", {"bundle_hash": "ab" * 32}),
     ("GET", "/timeline-relate?a=checkout&b=payment", None), ("GET", "/admin/keys", None),
+    ("GET", "/metrics", None),
 ]
 BAD_KEYS = ("sk_nope", "sk_aaaaaaaaaaaa_" + "a" * 43, "not-a-token", "a.b.c")
 

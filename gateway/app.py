@@ -26,11 +26,15 @@ from gateway import (
 )
 from gateway.authn import AuthMiddleware
 from gateway.errors import EXCEPTION_HANDLERS
+from gateway.failures import CatchAll
 from gateway.health import healthz, readyz
+from gateway.inputs import QueryStringGuard
 from gateway.limits import LimitsMiddleware
 from gateway.observe import ObserveMiddleware, metrics
 from gateway.policy import PolicyMiddleware
+from gateway.shedding import SheddingMiddleware
 from substrate.cache_invalidator import start_cache
+from substrate.graph.outbox import OutboxPublisher
 from substrate.observability import metrics as substrate_metrics
 from substrate.observability.logs import configure_logging
 from substrate.observability.tracing import configure_tracing
@@ -85,9 +89,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.read = ReadService(app.state.services, app.state.cache.cache)
         await app.state.read.open()
         await asyncio.to_thread(app.state.read.warm_up)  # load the embedder before serving
+        app.state.outbox = OutboxPublisher(settings, app.state.services.driver,
+                                           app.state.services.cypher)
+        app.state.outbox.start()  # also reconciles interrupted writes, first round at once
         try:
             yield
         finally:
+            await app.state.outbox.aclose()
             await app.state.read.aclose()
             await app.state.cache.aclose()
             await app.state.services.aclose()
@@ -96,9 +104,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
     substrate_metrics.serve_batch_files(settings.home)
     # outermost first: observation (request span, latency, log context) sees every request;
     # authentication (which sets the principal) must come before the limits
-    middleware = [*_tracing_middleware(settings), Middleware(ObserveMiddleware),
-                  Middleware(AuthMiddleware, settings=settings),
+    middleware = [*_tracing_middleware(settings), Middleware(CatchAll),
+                  Middleware(ObserveMiddleware),
+                  Middleware(AuthMiddleware, settings=settings), Middleware(QueryStringGuard),
                   Middleware(LimitsMiddleware, settings=settings),
+                  Middleware(SheddingMiddleware, settings=settings),
                   Middleware(PolicyMiddleware, settings=settings)]
     return Starlette(routes=routes(), middleware=middleware,
                      exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from gateway.failures import BACKEND_ERRORS, RETRY_AFTER_S, backend_unavailable, bug_body
+from gateway.inputs import parse_json
 from substrate.errors import BadRequest, SubstrateError
 
 
 async def substrate_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, SubstrateError)
-    return JSONResponse(exc.to_dict(), status_code=exc.status)
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if exc.status == 503 else None
+    return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
@@ -25,14 +27,15 @@ async def http_error(request: Request, exc: Exception) -> Response:
 
 
 async def server_error(request: Request, exc: Exception) -> Response:
-    body = {"error": {"code": "internal_error", "message": type(exc).__name__,
-                      "detail": str(exc)[:500]}}
-    return JSONResponse(body, status_code=500)
+    return JSONResponse(bug_body(exc), status_code=500)
 
 
+# a bug is caught by gateway.failures.CatchAll first (keeps the connection); ``Exception``
+# stays registered for what escapes it (an error after the response started)
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     SubstrateError: substrate_error,
     HTTPException: http_error,
+    **dict.fromkeys(BACKEND_ERRORS, backend_unavailable),
     Exception: server_error,
 }
 
@@ -40,14 +43,12 @@ MAX_BODY = 64 * 1024
 
 
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object, or BadRequest (malformed, not an object, too large)."""
+    """The request's JSON object, or BadRequest (malformed, not an object, too large, too
+    deep, non-finite numbers, bad Unicode: see gateway.inputs)."""
     raw = await request.body()
     if len(raw) > MAX_BODY:
         raise BadRequest(f"request body larger than {MAX_BODY} bytes", {"size": len(raw)})
-    try:
-        data = json.loads(raw or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadRequest("malformed JSON body", {"error": str(exc)}) from exc
+    data = parse_json(raw)
     if not isinstance(data, dict):
         raise BadRequest("the JSON body must be an object", {"got": type(data).__name__})
     return data

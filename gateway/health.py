@@ -1,4 +1,6 @@
-"""``/healthz`` (the process is alive) and ``/readyz`` (every data part answers)."""
+"""``/healthz`` (the process is alive) and ``/readyz``: 200 "ready", 200 "degraded" (answers
+are still correct without Redis, NATS or timely events; the body names what is missing),
+503 only when Neo4j or PostgreSQL cannot answer."""
 
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ async def _postgres(settings: Settings) -> str:
 
 
 async def _redis(settings: Settings) -> str:
-    client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=2)
+    client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=2,
+                                     socket_connect_timeout=2)
     try:
         await client.ping()  # type: ignore[misc]
     finally:
@@ -61,13 +64,18 @@ async def _nats(settings: Settings) -> str:
     return f"jetstream streams={info.streams}"
 
 
+ESSENTIAL = ("neo4j", "postgres")  # without these no answer can be served
+CHECK_DEADLINE = 3.0  # seconds per part
+STALE_OUTBOX_S = 30.0  # an unpublished snapshot older than this: events are delayed
+
+
 async def readyz(request: Request) -> JSONResponse:
     """Readiness of every data part.
     ---
-    summary: Neo4j (APOC, GDS), PostgreSQL (vector), Redis and NATS JetStream answer
+    summary: "ready, degraded (answers still correct: Redis, NATS or events missing) or 503"
     responses:
-      200: {description: every part ready}
-      503: {description: "error body naming the failing part(s)"}
+      200: {description: "{status: ready|degraded, missing, parts, outbox}"}
+      503: {description: "Neo4j or PostgreSQL cannot answer: error body naming the part(s)"}
     """
     settings: Settings = request.app.state.services.settings
     checks: dict[str, Any] = {
@@ -75,15 +83,22 @@ async def readyz(request: Request) -> JSONResponse:
         "redis": _redis(settings), "nats": _nats(settings),
     }
     results = await asyncio.gather(
-        *(asyncio.wait_for(c, 5) for c in checks.values()), return_exceptions=True
+        *(asyncio.wait_for(c, CHECK_DEADLINE) for c in checks.values()), return_exceptions=True
     )
     parts = {}
     for name, result in zip(checks, results, strict=True):
         ok = not isinstance(result, BaseException)
-        parts[name] = {"ok": ok, "detail": str(result) if not ok else result}
+        parts[name] = {"ok": ok, "detail": (str(result) or type(result).__name__)
+                       if not ok else result}
     failing = sorted(n for n, p in parts.items() if not p["ok"])
-    if failing:
+    if any(n in ESSENTIAL for n in failing):
         body = {"error": {"code": "not_ready", "message": f"not ready: {', '.join(failing)}",
                           "detail": parts}}
-        return JSONResponse(body, status_code=503)
-    return JSONResponse({"status": "ready", "parts": parts})
+        return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
+    outbox = getattr(request.app.state, "outbox", None)
+    status = outbox.status.to_dict() if outbox is not None else None
+    missing = list(failing)
+    if status and status["backlog"] and (status["oldest_age_s"] or 0) > STALE_OUTBOX_S:
+        missing.append("events")  # graph.updated delayed: the outbox holds them
+    return JSONResponse({"status": "degraded" if missing else "ready", "missing": missing,
+                         "parts": parts, "outbox": status})

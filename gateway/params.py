@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 from starlette.requests import HTTPConnection, Request
 
+from gateway.inputs import finite
 from substrate.errors import BadRequest, Forbidden
 from substrate.retrieval.scope import ReadScope
 from substrate.retrieval.service import ReadService
@@ -31,12 +32,24 @@ def _number_param(request: Request, name: str, default: N, cast: Callable[[str],
         raise BadRequest(f"{name} must be {kind}", {name: raw}) from exc
 
 
-def int_param(request: Request, name: str, default: int) -> int:
-    return _number_param(request, name, default, int, "an integer")
+MAX_INT_PARAM = 1_000_000_000  # counts, offsets, depths and ids in query strings
+
+
+def int_param(request: Request, name: str, default: int, low: int = 0,
+              high: int = MAX_INT_PARAM) -> int:
+    raw = request.query_params.get(name, "")
+    if len(raw) > 20:  # int() of a huge digit string is slow and never in range
+        raise BadRequest(f"{name} must be {low}..{high}", {name: raw[:40]})
+    value = _number_param(request, name, default, int, "an integer")
+    if value != default and not low <= value <= high:
+        raise BadRequest(f"{name} must be {low}..{high}",
+                         {"option": name, "allowed": [low, high], "got": value})
+    return value
 
 
 def float_param(request: Request, name: str, default: float) -> float:
-    return _number_param(request, name, default, float, "a number")
+    value = _number_param(request, name, default, float, "a number")
+    return finite(name, value, request.query_params.get(name, ""))
 
 
 def bool_param(request: Request, name: str, default: bool = False) -> bool:

@@ -10,6 +10,7 @@ from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from gateway.errors import json_body
+from gateway.inputs import parse_json
 from gateway.params import scope_from, service
 from substrate.errors import BadRequest, SubstrateError
 from substrate.retrieval.bounds import check_query
@@ -55,7 +56,7 @@ async def stream(websocket: WebSocket) -> None:
     try:
         while True:
             try:
-                body = json.loads(await websocket.receive_text())
+                body = parse_json(await websocket.receive_text())
                 if not isinstance(body, dict):
                     raise BadRequest("each message must be a JSON object")
                 query, options = parse_search(body)
@@ -63,8 +64,6 @@ async def stream(websocket: WebSocket) -> None:
                 result = await svc.search(query, scope, options, emit)
                 await emit("done", {"snapshot_version": result["snapshot_version"],
                                     "timing_ms": result["timing_ms"]})
-            except json.JSONDecodeError as exc:
-                await emit("error", BadRequest("malformed JSON", str(exc)).to_dict())
             except SubstrateError as exc:
                 await emit("error", exc.to_dict())
     except WebSocketDisconnect:

@@ -49,8 +49,9 @@ from substrate.graph.ontology import Ontology, load_ontology
 from substrate.retrieval.scope import ReadScope
 from substrate.settings import Settings
 
-REDIS_TIMEOUT_S = 0.2
+REDIS_TIMEOUT_S = 0.5  # per call; 0.2 s timed out single reads under CPU load
 BREAKER_COOLDOWN_S = 3.0
+BREAKER_THRESHOLD = 3  # consecutive failures open the breaker (one slow read does not)
 INVALIDATE_CHUNK = 500  # changed ids per eviction script call
 QUERY_FIELDS = ("query", "question")
 _CEID = re.compile(r"^([a-z][a-z0-9_]*):\S+$")
@@ -210,6 +211,7 @@ class QueryCache:
         self.cooldown_s = cooldown_s
         self.stats = CacheStats()
         self._down_until = 0.0
+        self._failures = 0  # consecutive
         self._evict = redis_client.register_script(_EVICT_LUA)
 
     @classmethod
@@ -263,15 +265,19 @@ class QueryCache:
             self.stats.unavailable += 1
             raise CacheUnavailable("redis circuit breaker open")
         try:
-            return await call()
+            result = await call()
         except (RedisError, OSError, TimeoutError) as exc:
             if isinstance(exc, WatchError):
                 raise
-            self._down_until = time.monotonic() + self.cooldown_s
+            self._failures += 1
+            if self._failures >= BREAKER_THRESHOLD:
+                self._down_until = time.monotonic() + self.cooldown_s
             self.stats.errors += 1
             self.stats.unavailable += 1
             self.stats.last_error = f"{type(exc).__name__}: {exc}"
             raise CacheUnavailable(str(exc)) from exc
+        self._failures = 0
+        return result
 
     async def _lookup(self, key: str, scope: ReadScope) -> dict[str, Any] | None:
         async def fetch() -> list[Any]:

@@ -6,12 +6,32 @@ from neo4j import Driver, GraphDatabase
 
 from substrate.settings import Settings
 
+# Neo4j deadlines: connect, wait for a pooled connection, retry a transient failure, and a
+# liveness probe of idle pooled connections (a dead server is noticed at once after it
+# returns instead of ~20 s later on a stale socket).
+NEO4J_CONNECT_S = 5.0
+NEO4J_ACQUIRE_S = 5.0
+NEO4J_RETRY_S = 5.0
+NEO4J_LIVENESS_S = 2.0
+
 
 def neo4j_driver(settings: Settings) -> Driver:
     return GraphDatabase.driver(
         settings.neo4j_uri,
         auth=(settings.neo4j_user, settings.neo4j_password),
-        connection_timeout=5,
+        connection_timeout=NEO4J_CONNECT_S,
+        connection_acquisition_timeout=NEO4J_ACQUIRE_S,
+        max_transaction_retry_time=NEO4J_RETRY_S,
+        liveness_check_timeout=NEO4J_LIVENESS_S,
         max_connection_pool_size=50,
         notifications_min_severity="OFF",
     )
+
+
+# PostgreSQL deadlines for request paths: connect, and every statement (ms), well inside the
+# gateway's request deadline; PG_ACQUIRE_S bounds the wait for a pooled connection.
+PG_CONNECT_TIMEOUT_S = 3
+PG_STATEMENT_TIMEOUT_MS = 5000
+PG_ACQUIRE_S = 5.0
+PG_DEADLINES = {"connect_timeout": PG_CONNECT_TIMEOUT_S,
+                "options": f"-c statement_timeout={PG_STATEMENT_TIMEOUT_MS}"}

@@ -9,7 +9,13 @@ from typing import Any
 from neo4j import AsyncDriver, AsyncGraphDatabase, Driver
 
 from substrate.cypher import CypherLibrary
-from substrate.db import neo4j_driver
+from substrate.db import (
+    NEO4J_ACQUIRE_S,
+    NEO4J_CONNECT_S,
+    NEO4J_LIVENESS_S,
+    NEO4J_RETRY_S,
+    neo4j_driver,
+)
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.settings import Settings
 
@@ -46,6 +52,8 @@ def open_services(settings: Settings, check_templates: bool = True) -> Services:
         cypher.check(driver)  # refuse to start on a broken template
     async_driver = AsyncGraphDatabase.driver(
         settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password),
-        connection_timeout=5, notifications_min_severity="OFF",
+        connection_timeout=NEO4J_CONNECT_S, connection_acquisition_timeout=NEO4J_ACQUIRE_S,
+        max_transaction_retry_time=NEO4J_RETRY_S, liveness_check_timeout=NEO4J_LIVENESS_S,
+        notifications_min_severity="OFF",
     )
     return Services(settings, driver, async_driver, cypher, load_ontology())

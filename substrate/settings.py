@@ -75,6 +75,10 @@ ENV_DEFAULTS: dict[str, str] = {
     "RATE_LIMIT_PER_MINUTE": "1200",  # per principal (or client address), GCRA in Redis
     "RATE_LIMIT_BURST": "200",
     "MAX_CONCURRENT_PER_PRINCIPAL": "16",  # requests in flight per principal, per replica
+    # load shedding (gateway/shedding.py): every request answers within the deadline (503 +
+    # Retry-After past it); at most MAX_INFLIGHT run, MAX_QUEUED wait up to QUEUE_WAIT
+    "REQUEST_DEADLINE_SECONDS": "20", "MAX_INFLIGHT_REQUESTS": "8",
+    "MAX_QUEUED_REQUESTS": "32", "QUEUE_WAIT_SECONDS": "3",
     "PII_REDACTION": "on",  # on|off: PII and secrets redacted from contexts and responses
     "OPA_URL": "",  # Open Policy Agent base URL; empty: the built-in policy rules
     "OPA_TIMEOUT_SECONDS": "2",  # an OPA that does not answer in time denies (503)
@@ -161,6 +165,10 @@ class Settings:
     rate_limit_per_minute: int
     rate_limit_burst: int
     max_concurrent_per_principal: int
+    request_deadline_seconds: float
+    max_inflight_requests: int
+    max_queued_requests: int
+    queue_wait_seconds: float
     pii_redaction: bool
     opa_url: str
     opa_timeout_seconds: float
@@ -209,6 +217,10 @@ class Settings:
             rate_limit_per_minute=int(_get(e, "RATE_LIMIT_PER_MINUTE")),
             rate_limit_burst=int(_get(e, "RATE_LIMIT_BURST")),
             max_concurrent_per_principal=int(_get(e, "MAX_CONCURRENT_PER_PRINCIPAL")),
+            request_deadline_seconds=float(_get(e, "REQUEST_DEADLINE_SECONDS")),
+            max_inflight_requests=int(_get(e, "MAX_INFLIGHT_REQUESTS")),
+            max_queued_requests=int(_get(e, "MAX_QUEUED_REQUESTS")),
+            queue_wait_seconds=float(_get(e, "QUEUE_WAIT_SECONDS")),
             pii_redaction=_get(e, "PII_REDACTION").lower() not in ("off", "0", "false", "no"),
             opa_url=e.get("OPA_URL", "").rstrip("/"),
             opa_timeout_seconds=float(_get(e, "OPA_TIMEOUT_SECONDS")),

@@ -18,12 +18,13 @@ import psycopg
 from nats.js.api import StreamConfig
 from nats.js.errors import BadRequestError
 
-from substrate.graph import snapshots
+from substrate.graph import faults, snapshots
 from substrate.settings import Settings
 
 STREAM = "GRAPH"
 SUBJECT = "graph.updated"
 HEADER_ROOM = 4096  # headers and protocol overhead inside the server's max_payload
+PUBLISH_DEADLINE = 20.0  # seconds for one outbox drain (connect 2 s, 5 s per publish ack)
 
 
 async def ensure_stream(js: Any) -> None:
@@ -69,7 +70,15 @@ async def _publish(settings: Settings, events: list[dict[str, Any]]) -> None:
 def publish_pending(settings: Settings, tenant: str | None = None) -> int:
     """Publish every unpublished snapshot (of ``tenant`` only, when given); returns how many
     were sent (0 if NATS is down). ``published_at`` lets consumers measure their delay."""
-    with psycopg.connect(settings.postgres_dsn) as conn:
+    try:
+        return drain_outbox(settings, tenant)
+    except Exception:  # noqa: BLE001 - NATS down: the outbox keeps them for the outbox loop
+        return 0
+
+
+def drain_outbox(settings: Settings, tenant: str | None = None) -> int:
+    """Like :func:`publish_pending` but raises when NATS (or PostgreSQL) fails."""
+    with psycopg.connect(settings.postgres_dsn, connect_timeout=3) as conn:
         pending = [(v, t) for v, t in snapshots.unpublished(conn) if tenant in (None, t)]
         if not pending:
             return 0
@@ -77,10 +86,19 @@ def publish_pending(settings: Settings, tenant: str | None = None) -> int:
             {"snapshot_version": v, "tenant_id": t, "changed_ids": snapshots.changed_ids(conn, v)}
             for v, t in pending
         ]
-        try:
-            asyncio.run(_publish(settings, events))
-        except Exception:  # noqa: BLE001 - NATS down: the outbox keeps them for next time
-            return 0
+        asyncio.run(asyncio.wait_for(_publish(settings, events), PUBLISH_DEADLINE))
+        faults.point("after_publish")
         for v, _ in pending:
             snapshots.mark_published(conn, v)
     return len(events)
+
+
+def backlog(settings: Settings) -> tuple[int, float | None]:
+    """(unpublished snapshots, age in seconds of the oldest one)."""
+    with psycopg.connect(settings.postgres_dsn, connect_timeout=3) as conn:
+        row = conn.execute(
+            "SELECT count(*), extract(epoch FROM now() - min(committed_at))::float8 "
+            "FROM snapshots WHERE NOT published"
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), None if row[1] is None else float(row[1])

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,34 +22,33 @@ class ChangeRow:
     after: dict[str, Any] | None
 
 
-def reserve_version(conn: psycopg.Connection[Any]) -> int:
-    """Inside an open transaction: take the writer lock and return the next version."""
-    conn.execute("SELECT pg_advisory_xact_lock(%s)", (SNAPSHOT_LOCK,))
-    row = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM snapshots").fetchone()
+@contextmanager
+def writers_lock(conn: psycopg.Connection[Any], wait: bool = True) -> Iterator[bool]:
+    """Hold the writers' session lock on ``conn`` (an autocommit connection) for the whole
+    write: intent, Neo4j transaction, snapshot. A crashed writer's session ends and frees it.
+    ``wait=False``: do not wait, yield False when another writer holds it."""
+    if wait:
+        conn.execute("SELECT pg_advisory_lock(%s)", (SNAPSHOT_LOCK,))
+    else:
+        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (SNAPSHOT_LOCK,)).fetchone()
+        if not (row and row[0]):
+            yield False
+            return
+    try:
+        yield True
+    finally:
+        if not conn.closed and not conn.broken:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (SNAPSHOT_LOCK,))
+
+
+def next_version(conn: psycopg.Connection[Any]) -> int:
+    """Under the writers' lock: the next version (after every snapshot and intent)."""
+    row = conn.execute(
+        "SELECT greatest((SELECT max(version) FROM snapshots), "
+        "(SELECT max(version) FROM write_intents), 0) + 1"
+    ).fetchone()
     assert row is not None
     return int(row[0])
-
-
-def record_snapshot(
-    conn: psycopg.Connection[Any], version: int, tenant: str, valid_at: datetime,
-    source: str, content_hash: str, changes: list[ChangeRow], note: str | None,
-) -> None:
-    nodes = sum(1 for c in changes if c.kind == "node")
-    conn.execute(
-        "INSERT INTO snapshots (version, tenant_id, valid_at, source, content_hash, "
-        "changed_nodes, changed_edges, note) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-        (version, tenant, valid_at, source, content_hash, nodes, len(changes) - nodes, note),
-    )
-    with conn.cursor().copy(
-        "COPY change_log (snapshot_version, tenant_id, element_kind, element_id, op, before, "
-        "after) FROM STDIN"
-    ) as copy:
-        for c in changes:
-            copy.write_row((
-                version, tenant, c.kind, c.element_id, c.op,
-                None if c.before is None else json.dumps(c.before, default=str),
-                None if c.after is None else json.dumps(c.after, default=str),
-            ))
 
 
 def latest_version(conn: psycopg.Connection[Any], tenant: str | None = None) -> int:

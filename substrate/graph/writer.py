@@ -1,12 +1,16 @@
 """The write path: one validated batch -> one snapshot in Neo4j, PostgreSQL and on NATS.
 
-Order of a commit: open a PostgreSQL transaction and take the writer lock (the next version);
-read the live graph and diff; reject the whole batch on any problem; write the change log
-(uncommitted); run one Neo4j write transaction; commit PostgreSQL; publish the outbox.
+Order of a commit (crash-safe, see :mod:`substrate.graph.reconcile`): take the writers'
+session lock and reconcile what a crashed writer left; in one PostgreSQL transaction take the
+next version, read the live graph and diff, reject the whole batch on any problem, and commit
+the write intent (its change rows); run one Neo4j write transaction that also writes a
+``WriteMark``; record the snapshot, change log and audit entry from the intent in one
+PostgreSQL transaction; clear the mark; publish the outbox (the outbox loop retries).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,8 +23,9 @@ from neo4j import Driver, ManagedTransaction
 from substrate.cypher import CypherLibrary
 from substrate.errors import Unavailable, ValidationFailed
 from substrate.graph import diff as d
-from substrate.graph import embedding_registry, events, snapshots
+from substrate.graph import embedding_registry, events, faults, intents, snapshots
 from substrate.graph.ontology import Ontology, load_ontology
+from substrate.graph.reconcile import clear_marks, reconcile_locked
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.validation import Problem, validate_batch, validate_queued
 from substrate.graph.verification import QueueItem, enqueue
@@ -82,25 +87,48 @@ class GraphWriter:
                                batch.pending)
         nodes, edges, pending = self._split_by_confidence(batch, verified)
         digest = d.content_hash(nodes, edges, source, mode)
-        with psycopg.connect(self.settings.postgres_dsn) as conn, conn.transaction():
-            version = snapshots.reserve_version(conn)
-            live = self._check(tenant, batch, deletes)  # the whole batch, queued items too
-            queued = enqueue(conn, tenant, source, pending)
-            changes = self._diff(tenant, source, mode, nodes, edges, deletes, live)
-            if changes.empty:
-                return CommitResult(None, digest, queued=queued)
-            rows = self._change_rows(changes)
-            snapshots.record_snapshot(
-                conn, version, tenant, valid_at, source, digest, rows, note
-            )
-            touched = self._touched(changes)  # once: a set per node made commits O(n²)
-            embeddings = self._embed([n for n in nodes if n.ceid in touched])
-            self._record_model(conn, embeddings)
-            self._write_neo4j(tenant, source, version, valid_at, changes, embeddings)
+        with psycopg.connect(self.settings.postgres_dsn, autocommit=True) as conn, \
+                snapshots.writers_lock(conn):
+            reconcile_locked(conn, self.driver, self.cypher)  # a crashed writer's leftovers
+            with conn.transaction():  # the intent (or, with no change, just the queue)
+                version = snapshots.next_version(conn)
+                live = self._check(tenant, batch, deletes)  # the whole batch, queued items too
+                queued = enqueue(conn, tenant, source, pending)
+                changes = self._diff(tenant, source, mode, nodes, edges, deletes, live)
+                if changes.empty:
+                    return CommitResult(None, digest, queued=queued)
+                intents.record(conn, version, tenant, valid_at, source, digest,
+                               self._change_rows(changes), note)
+                touched = self._touched(changes)  # once: a set per node made commits O(n²)
+                embeddings = self._embed([n for n in nodes if n.ceid in touched])
+                self._record_model(conn, embeddings)
+            faults.point("after_intent")
+            self._write_neo4j_marked(conn, tenant, source, version, valid_at, digest, changes,
+                                     embeddings)
+            faults.point("after_neo4j_commit")
+            if not intents.complete(conn, version):
+                raise Unavailable("the write's intent was reconciled away while its Neo4j "
+                                  "transaction ran", {"snapshot_version": version})
+            faults.point("after_snapshot")
+            clear_marks(self.driver, self.cypher, version)
         events.publish_pending(self.settings)
         return CommitResult(
             version, digest, changes.changed_ids(), self._counts(changes), queued
         )
+
+    def _write_neo4j_marked(
+        self, conn: psycopg.Connection[Any], tenant: str, source: str, version: int,
+        valid_at: datetime, digest: str, changes: d.ChangeSet,
+        embeddings: dict[str, list[float]],
+    ) -> None:
+        """The Neo4j transaction; on failure settle the intent now (mark present: complete
+        it; absent: discard it), or leave it to the reconciler when Neo4j cannot tell."""
+        try:
+            self._write_neo4j(tenant, source, version, valid_at, digest, changes, embeddings)
+        except Exception:
+            with contextlib.suppress(Exception):
+                reconcile_locked(conn, self.driver, self.cypher)
+            raise
 
     # --- steps --------------------------------------------------------------------------
     def _split_by_confidence(
@@ -304,14 +332,20 @@ class GraphWriter:
 
     # --- the Neo4j transaction ----------------------------------------------------------
     def _write_neo4j(
-        self, tenant: str, source: str, version: int, valid_at: datetime,
+        self, tenant: str, source: str, version: int, valid_at: datetime, digest: str,
         changes: d.ChangeSet, embeddings: dict[str, list[float]],
     ) -> None:
         from substrate.graph.neo4j_write import WritePlan
 
         plan = WritePlan(self.cypher, self.ontology, tenant, source, version, valid_at, MAXV)
+        mark = self.cypher.text("graph/write_mark")
+
+        def work(tx: ManagedTransaction) -> None:
+            plan.run(tx, changes, embeddings)
+            run_statement(tx, mark, version=version, tenant=tenant, content_hash=digest)
+
         with self.driver.session() as session:
-            session.execute_write(lambda tx: plan.run(tx, changes, embeddings))
+            session.execute_write(work)
 
 
 def embedding_text(node: NodeRecord) -> str:

@@ -14,6 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 from redis.exceptions import RedisError
 
 from substrate.cache import ASKED_TTL_S, QueryCache, asked_key, cached_read, plain
+from substrate.db import PG_ACQUIRE_S, PG_DEADLINES
 from substrate.errors import NotFound, Unavailable
 from substrate.graph import embedding_registry
 from substrate.retrieval import (  # noqa: F401 - strategies_* register search presets
@@ -29,6 +30,7 @@ from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.rerank import make_reranker
 from substrate.retrieval.scope import ReadScope, resolve_scope
 from substrate.retrieval.search import Emit, _no_emit, search
+from substrate.retrieval.tenants import KnownTenants
 from substrate.services import Services
 
 
@@ -42,11 +44,12 @@ class ReadService:
         self.reranker = make_reranker(self.settings, self._embed_many)
         self.embedding_error: Unavailable | None = None
         self.pool: AsyncConnectionPool[Any] | None = None
+        self.tenants = KnownTenants(self.settings.tenant)
 
     async def open(self) -> None:
         """Open the PostgreSQL pool every request's scope resolution uses."""
         self.pool = AsyncConnectionPool(self.settings.postgres_dsn, min_size=1, max_size=8,
-                                        open=False)
+                                        open=False, timeout=PG_ACQUIRE_S, kwargs=PG_DEADLINES)
         await self.pool.open()
 
     async def aclose(self) -> None:
@@ -75,7 +78,9 @@ class ReadService:
     async def scope(self, tenant: str | None, snapshot_version: Any = None, at: Any = None,
                     clearance: str | None = None,
                     jurisdictions: Iterable[str] | None = None) -> ReadScope:
-        """``jurisdictions``: the principal's (``Principal.jurisdictions``); empty: all."""
+        """``jurisdictions``: the principal's (``Principal.jurisdictions``); empty: all.
+        An unknown tenant is a 404 naming it (see :mod:`substrate.retrieval.tenants`)."""
+        await self.tenants.check(self.pool, tenant or self.settings.tenant)
         return await resolve_scope(self.settings, tenant or self.settings.tenant,
                                    snapshot_version, at, clearance, self.pool, jurisdictions)
 

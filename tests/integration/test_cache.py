@@ -26,7 +26,13 @@ import pytest
 import redis
 from neo4j import Driver
 
-from substrate.cache import CacheUnavailable, QueryCache, index_key, watermark_key
+from substrate.cache import (
+    BREAKER_THRESHOLD,
+    CacheUnavailable,
+    QueryCache,
+    index_key,
+    watermark_key,
+)
 from substrate.graph import events, snapshots
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
@@ -284,7 +290,8 @@ def test_query_cache_with_redis_down_computes_uncached(
                                               compute) for _ in range(3)]
             with pytest.raises(CacheUnavailable):
                 await cache.invalidate(tenant[0], 1, ["service:alpha"])
-            assert cache.stats.errors == 1  # after one failure the breaker skips Redis
+            # three consecutive failures open the breaker, which then skips Redis
+            assert cache.stats.errors == BREAKER_THRESHOLD == 3
             assert not cache.available
             return out
         finally:

@@ -28,7 +28,7 @@ from yaml.nodes import Node
 from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.codeowners import Owner
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.layout import is_layout_path
+from substrate.connectors.layout import is_build_path
 from substrate.connectors.owners_files import owner_token
 from substrate.connectors.yamlnodes import (
     Fact,
@@ -134,7 +134,7 @@ class CatalogReader:
                                                                 relative)))
         files = self.snap.files()
         for folder in candidates:  # a folder holding a file the history path filter watches
-            if folder not in ("", ".") and any(p.startswith(folder + "/") and is_layout_path(p)
+            if folder not in ("", ".") and any(p.startswith(folder + "/") and is_build_path(p)
                                                for p in files):
                 return folder
         own = posixpath.dirname(doc.path)

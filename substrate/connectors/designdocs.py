@@ -4,7 +4,8 @@
   ``docs/architecture`` (not its ``decisions``), ``design``, ``rfcs`` → ``Document`` nodes
   (ceid ``doc:<slug of the path>``; props ``name`` (first heading or file name), ``path``,
   ``text``) with ``MENTIONS`` to the services they name. Chunking happens elsewhere.
-* The first paragraph of ``services/<name>/README.md`` becomes the service's ``description``.
+* The first paragraph of a service folder's ``README.md`` (``services/<name>``, or the folder
+  :mod:`layout` links; not under ``docs/``) becomes the service's ``description``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import posixpath
 from substrate.connectors.adr import is_adr_path
 from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.layout import is_readme_path
 from substrate.connectors.markdown import first_paragraph, parse_markdown, title
 from substrate.connectors.mentions import find_mentions, mention_edges
 from substrate.graph.records import GraphBatch, NodeRecord, ceid
@@ -56,7 +58,7 @@ def design_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
 
 def describe_services(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
     """Set ``description`` (and ``readme``) of each service from its folder's README."""
-    readmes = {cid: f"{d}/README.md" for cid, d in dirs.items()}
+    readmes = {cid: f"{d}/README.md" for cid, d in dirs.items() if is_readme_path(f"{d}/README.md")}
     snap.preload(p for p in readmes.values() if snap.exists(p))
     for cid, path in sorted(readmes.items()):
         if not snap.exists(path):

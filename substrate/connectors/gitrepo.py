@@ -31,11 +31,11 @@ from typing import Any
 
 from substrate.connectors.adr import adr_batch
 from substrate.connectors.aliases import Entity, NameIndex
-from substrate.connectors.backstage import catalog_batch, is_catalog_path
+from substrate.connectors.backstage import catalog_batch
 from substrate.connectors.codeowners import codeowners_batch
 from substrate.connectors.designdocs import describe_services, design_batch
 from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
-from substrate.connectors.layout import deploying_file, is_layout_path, link_sources
+from substrate.connectors.layout import deploying_file, link_sources
 from substrate.connectors.manifests import manifest_batch
 from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
 from substrate.connectors.postmortem import postmortem_batch
@@ -69,10 +69,7 @@ def service_folders(files: tuple[str, ...]) -> dict[str, str]:
 
 
 def _first_file(snap: GitSnapshot, folder: str) -> str:
-    """The file proving a folder: a build file when it has one (a file the history path filter
-    watches), else its first file."""
-    inside = [p for p in snap.files() if p.startswith(folder + "/")]
-    return next((p for p in inside if is_layout_path(p) or is_catalog_path(p)), inside[0])
+    return next(p for p in snap.files() if p.startswith(folder + "/"))
 
 
 def register_folders(snap: GitSnapshot, index: NameIndex) -> dict[str, str]:
@@ -180,15 +177,21 @@ def finalize(
     return out
 
 
-def _repository(snap: GitSnapshot, dirs: dict[str, str]) -> GraphBatch:
+def _repository(snap: GitSnapshot, dirs: dict[str, str], index: NameIndex) -> GraphBatch:
+    """The Repository node; every service with a folder is ``PART_OF`` it. A ``services/``
+    (``apps/``) folder proves it by its README (else first file); a folder linked from a
+    manifest or descriptor (see :mod:`layout`) by the entity's first evidence, a line of a
+    file the history path filter watches."""
     name = repo_name(snap.repo)
     rid = ceid("repo", name)
     node = NodeRecord(rid, "Repository", {"name": name}, (f"git:{name}",))
     batch = GraphBatch(nodes=[node])
     for cid, folder in sorted(dirs.items()):
-        readme = posixpath.join(folder, "README.md")
-        proof = readme if snap.exists(readme) else _first_file(snap, folder)
-        ref = snap.ref(proof, 1)
+        if folder.split("/", 1)[0] in SERVICE_ROOTS or not index.get(cid).provenance:
+            readme = posixpath.join(folder, "README.md")
+            ref = snap.ref(readme if snap.exists(readme) else _first_file(snap, folder), 1)
+        else:
+            ref = index.get(cid).provenance[0]
         batch.edges.append(EdgeRecord("PART_OF", cid, rid, ref, source="git"))
     return batch
 
@@ -241,7 +244,7 @@ def batch_at(
     batch.extend(adr_batch(snap, index))
     batch.extend(postmortem_batch(snap, index))
     batch.extend(design_batch(snap, index))
-    batch.extend(_repository(snap, dirs))
+    batch.extend(_repository(snap, dirs, index))
     entities = index.sorted_entities()
     batch.nodes[:0] = [entity_node(e) for e in entities]
     hold = frozenset(e.ceid for e in entities if e.pending_reason)

@@ -2,16 +2,18 @@
 
 Each connector declares the paths it reads (:data:`READERS`, built from the connectors' own
 selection functions where they have one, so the filter and the parser cannot drift apart).
-One ``git log --first-parent --name-only`` lists the paths every commit changes (against its
-first parent; ``--no-renames`` so a rename shows both names); a commit none of whose paths
-(nor of the commits skipped since the last one replayed, when only every n-th is replayed)
-any connector reads yields exactly the batch of the commit replayed before it, so parsing it
-would only produce an empty diff: it is not parsed.
+One ``git log --first-parent --name-status`` lists the paths every commit changes (against
+its first parent; ``--no-renames`` so a rename shows both names) and how (added, deleted,
+modified); a commit none of whose changes (nor of the commits skipped since the last one
+replayed, when only every n-th is replayed) any connector reads yields exactly the batch of
+the commit replayed before it, so parsing it would only produce an empty diff: it is not
+parsed. A reader that uses only the *presence* of its files (build files, which place source
+folders; see :mod:`layout`) reads additions and deletions, not modifications.
 
 Why the batch is unchanged: ``batch_at`` depends on the list of files only through these
 predicates (a file added or removed outside them is never selected), on the contents of the
-files they select, and on ``git blame`` of those files, which a commit that leaves a file
-untouched does not change.
+files they select (except those only counted present), and on ``git blame`` of those files,
+which a commit that leaves a file untouched does not change.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from substrate.connectors.designdocs import is_design_path
 from substrate.connectors.gitcmd import run_git
 from substrate.connectors.gitrepo import SERVICE_ROOTS
 from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
-from substrate.connectors.layout import is_layout_path
+from substrate.connectors.layout import is_build_path, is_readme_path
 from substrate.connectors.owners_files import is_owners_path
 from substrate.connectors.postmortem import is_postmortem_path
 
@@ -43,6 +45,7 @@ class Reader:
     name: str
     reads: Callable[[str], bool]
     patterns: str  # the same, for people
+    presence_only: bool = False  # only additions and deletions of its files matter
 
 
 def _service_folder(path: str) -> bool:
@@ -72,11 +75,16 @@ READERS: tuple[Reader, ...] = (
     Reader("codeowners", lambda p: p in LOCATIONS, ", ".join(LOCATIONS)),
     Reader("owners", is_owners_path, "**/OWNERS, OWNERS_ALIASES, **/owners.y(a)ml, ..."),
     Reader("catalog", is_catalog_path, "**/catalog-info*.y(a)ml, **/*.backstage.y(a)ml"),
-    Reader("layout", is_layout_path, "**/Dockerfile*, pom.xml, package.json, go.mod, ..."),
+    Reader("build files", is_build_path, "**/Dockerfile*, pom.xml, package.json, go.mod, ...",
+           presence_only=True),
+    Reader("readme", is_readme_path, "<folder>/**/README.md"),
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
     Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),
     Reader("designdocs", is_design_path, "docs/design/**, docs/rfcs/**, design/**, ..."),
 )
+
+
+Change = tuple[str, str]  # (git status letter A|D|M|T..., path)
 
 
 def is_read(path: str, readers: Sequence[Reader] = READERS) -> bool:
@@ -84,20 +92,27 @@ def is_read(path: str, readers: Sequence[Reader] = READERS) -> bool:
     return any(r.reads(path) for r in readers)
 
 
-def changed_paths(repo: Path | str, rev: str = "HEAD") -> dict[str, tuple[str, ...]]:
-    """``sha -> paths it changes against its first parent`` for the first-parent history of
-    ``rev`` (one git process; merges are diffed against their first parent)."""
+def is_relevant(change: Change, readers: Sequence[Reader] = READERS) -> bool:
+    """Does a change (a status and a path) matter to some connector?"""
+    status, path = change
+    return any(r.reads(path) and (status in "AD" or not r.presence_only) for r in readers)
+
+
+def changed_paths(repo: Path | str, rev: str = "HEAD") -> dict[str, tuple[Change, ...]]:
+    """``sha -> (status, path) it changes against its first parent`` for the first-parent
+    history of ``rev`` (one git process; merges are diffed against their first parent)."""
     out = run_git(Path(repo), "log", "--first-parent", "--diff-merges=first-parent",
-                  "--no-renames", "--name-only", f"--format={_RECORD}%H", rev)
-    changes: dict[str, tuple[str, ...]] = {}
+                  "--no-renames", "--name-status", f"--format={_RECORD}%H", rev)
+    changes: dict[str, tuple[Change, ...]] = {}
     for block in out.decode("utf-8", "replace").split(_RECORD)[1:]:
-        sha, _, names = block.partition("\n")
-        changes[sha.strip()] = tuple(n for n in names.splitlines() if n)
+        sha, _, lines = block.partition("\n")
+        found = (line.split("\t", 1) for line in lines.splitlines() if "\t" in line)
+        changes[sha.strip()] = tuple((status[:1], path) for status, path in found)
     return changes
 
 
 def commits_to_parse(
-    shas: Sequence[str], changes: dict[str, tuple[str, ...]], order: Iterable[str],
+    shas: Sequence[str], changes: dict[str, tuple[Change, ...]], order: Iterable[str],
     readers: Sequence[Reader] = READERS,
 ) -> set[str]:
     """Which of ``shas`` (oldest first, a selection of the first-parent history ``order``,
@@ -113,7 +128,7 @@ def commits_to_parse(
             keep.add(sha)  # the first, or one the walk does not know: parse it
         else:
             between = history[previous + 1 : here + 1]
-            if any(is_read(p, readers) for c in between for p in changes.get(c, ())):
+            if any(is_relevant(ch, readers) for c in between for ch in changes.get(c, ())):
                 keep.add(sha)
         previous = here
     return keep

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from substrate.connectors.gitrepo import batch_at
-from substrate.connectors.layout import declared, is_layout_path
-from substrate.connectors.path_filter import is_read
+from substrate.connectors.layout import is_layout_path
+from substrate.connectors.path_filter import commits_to_parse, is_read, is_relevant
 from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.graph.records import GraphBatch
 
@@ -53,11 +53,14 @@ def _repo(tmp_path: Path) -> tuple[Path, str]:
         "deploy/orphan.yaml": K8S.format(name="orphan"),
         "src/frontend/Dockerfile": "FROM python\n",
         "src/frontend/README.md": "# Frontend\n\nServes the web pages.\n",
-        "src/ledger/ledger-writer/pom.xml": "<project><parent><artifactId>p</artifactId></parent>"
-                                            "<artifactId>ledgerwriter</artifactId></project>\n",
+        "src/ledger/ledger-writer/pom.xml": "<project/>\n",
         "src/ledger/balancereader/build.gradle": "apply plugin: 'java'\n",
-        "packages/pay/package.json": '{"name": "@acme/payments"}\n',
+        "packages/payments/package.json": '{"name": "@acme/payments"}\n',
+        "packages/payments/index.js": "x\n",
         "package.json": '{"name": "root", "workspaces": ["packages/*"]}\n',
+        "charts/payments/Chart.yaml": "apiVersion: v2\nname: acme-payments-chart\n",
+        "charts/payments/templates/deployment.yaml": K8S.format(name="{{ .Values.name }}"),
+        "src/frontend/chart/Chart.yaml": "apiVersion: v2\nname: web-chart\n",
     }
     return repo, commit_tree(repo, files, "init", "2026-08-03T09:00:00Z")[:7]
 
@@ -67,10 +70,13 @@ def test_services_are_linked_to_their_source_folders(tmp_path: Path) -> None:
     nodes = {n.ceid: n for n in batch_at(repo).nodes}
     assert nodes["service:frontend"].props["path"] == "src/frontend/"
     assert nodes["service:frontend"].props["description"] == "Serves the web pages."
-    assert nodes["service:ledgerwriter"].props["path"] == "src/ledger/ledger-writer/"  # artifactId
+    assert nodes["service:ledgerwriter"].props["path"] == "src/ledger/ledger-writer/"
     assert nodes["service:balance-reader"].props["path"] == "src/ledger/balancereader/"
-    assert nodes["service:payments"].props["path"] == "packages/pay/"  # package.json name
+    assert nodes["service:payments"].props["path"] == "packages/payments/"  # a workspace member
     assert "path" not in nodes["service:orphan"].props
+    assert nodes["service:payments"].props["charts"] == ["charts/payments"]  # charts/<name>
+    assert nodes["service:frontend"].props["charts"] == ["src/frontend/chart"]  # <name>/chart
+    assert not [n for n in nodes if "values" in n]  # the chart's template is not a manifest
 
 
 def test_catch_all_and_more_specific_rules_apply_to_services(tmp_path: Path) -> None:
@@ -88,26 +94,23 @@ def test_catch_all_and_more_specific_rules_apply_to_services(tmp_path: Path) -> 
     assert {"service:frontend", "service:ledgerwriter", "service:payments"} <= part_of
 
 
-def test_declared_names_and_workspaces() -> None:
-    package = '{"name": "@scope/cart", "workspaces": {"packages": ["x/*"]}}'
-    assert declared("a/package.json", package) == ("cart", ["x/*"])
-    assert declared("go.mod", "module github.com/acme/catalog/v2\n\ngo 1.22\n") == ("catalog", [])
-    assert declared("go.work", "go 1.22\nuse (\n  ./svc/a\n  ./svc/b\n)\n") == (
-        None, ["./svc/a", "./svc/b"])
-    assert declared("pom.xml", "<modules><module>orders</module></modules>") == (None, ["orders"])
-    assert declared("pyproject.toml", '[project]\nname = "ledger"\n[tool.uv.workspace]\n'
-                    'members = ["libs/*"]\n') == ("ledger", ["libs/*"])
-    assert declared("Cargo.toml", "not = [valid toml") == (None, [])
-    assert declared("package.json", "{broken") == (None, [])
+def test_build_files_count_by_presence_in_history() -> None:
     assert is_layout_path("src/a/Dockerfile.prod") and is_layout_path("x/App.csproj")
     assert not is_layout_path("src/a/main.go")
+    assert is_relevant(("A", "src/a/pom.xml")) and is_relevant(("D", "src/a/Dockerfile"))
+    assert not is_relevant(("M", "src/a/pom.xml"))  # a dependency bump changes no link
+    assert is_relevant(("M", "src/a/README.md")) and is_relevant(("M", "OWNERS"))
+    changes: dict[str, tuple[tuple[str, str], ...]] = {
+        "c1": (("M", "src/a/package.json"),), "c2": (("A", "src/b/go.mod"),)}
+    assert commits_to_parse(["c0", "c1", "c2"], changes, ["c0", "c1", "c2"]) == {"c0", "c2"}
 
 
 def test_history_path_filter_watches_the_new_conventions() -> None:
-    read = ["src/ledger/balancereader/pom.xml", "src/frontend/Dockerfile", "go.work",
+    read = ["src/ledger/balancereader/pom.xml", "src/frontend/Dockerfile",
             "src/frontend/README.md", "OWNERS", "pkg/api/OWNERS", "OWNERS_ALIASES",
             ".github/owners.yml", "MAINTAINERS.yaml", "catalog-info.yaml",
             "svc/a/catalog-info.yml", "components/x/package.json"]
-    unread = ["src/frontend/app.py", "README.md", "docs/owners.md", "src/a/main.go"]
+    unread = ["src/frontend/app.py", "README.md", "docs/owners.md", "src/a/main.go", "go.work",
+              "docs/developer/README.md", ".github/actions/x/README.md"]
     assert [p for p in read if not is_read(p)] == []
     assert [p for p in unread if is_read(p)] == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
 
@@ -11,6 +12,12 @@ _LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$")
 _VAR = re.compile(
     r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])((?:[^{}]|\{[^{}]*\})*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
 )
+
+
+def is_env_file(path: str) -> bool:
+    """``.env``, ``.env.local``, ``config.env``, ``app.env.example``: files of ``KEY=VALUE``."""
+    name = posixpath.basename(path)
+    return name.startswith(".env") or name.endswith(".env") or ".env." in name
 
 
 def _unquote(value: str) -> str:

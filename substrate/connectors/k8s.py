@@ -8,7 +8,10 @@ name for the workloads its selector picks. A container's environment read from a
 (``envFrom: [{configMapRef: {name}}]``, ``env[].valueFrom.configMapKeyRef``) resolves to the
 ConfigMap of that name nearest the workload's file (same file, then the longest common folder,
 then the shallowest path), keeping the line of the value in the ConfigMap and the line of the
-reference. Files are read shallowest first, so root manifests come before variants.
+reference. A kustomization's ``configMapGenerator`` makes ConfigMaps too (``literals``
+``KEY=VALUE`` at their lines, ``envs`` files of ``KEY=VALUE`` read when named like ``*.env``),
+in the kustomization's ``namespace``. Files are read shallowest first, so root manifests come
+before variants.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 
 from yaml.nodes import Node
 
+from substrate.connectors.envfiles import is_env_file, parse_env_file
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.yamlnodes import (
     Fact,
@@ -221,6 +225,32 @@ def _read_doc(doc: Node, path: str, out: K8sManifests) -> None:
         out.configmaps.append(_configmap(doc, path, name))
 
 
+KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml")
+
+
+def _generated(snap: GitSnapshot, path: str, out: K8sManifests) -> None:
+    """ConfigMaps of a kustomization's ``configMapGenerator``."""
+    docs = compose_all(snap.read(path))
+    doc = docs[0] if docs else None
+    namespace = fact(get(doc, "namespace"), path)
+    folder = posixpath.dirname(path)
+    for generator in items(get(doc, "configMapGenerator")):
+        name = fact(get(generator, "name"), path)
+        if name is None:
+            continue
+        data: dict[str, Fact] = {}
+        for env in items(get(generator, "envs")) + items(get(generator, "env")):
+            env_path = posixpath.normpath(posixpath.join(folder, scalar(env) or "."))
+            if is_env_file(env_path) and snap.exists(env_path):
+                data.update(parse_env_file(snap.read(env_path), env_path))
+        for literal in items(get(generator, "literals")):
+            found = fact(literal, path)
+            key, sep, value = found.value.partition("=") if found else ("", "", "")
+            if found is not None and sep:
+                data[key.strip()] = Fact(value.strip().strip("\"'"), path, found.line)
+        out.configmaps.append(ConfigMap(name, namespace, data))
+
+
 def manifest_paths(files: tuple[str, ...]) -> list[str]:
     """YAML files that may be Kubernetes manifests, shallowest first."""
     paths = [p for p in files if p.endswith((".yaml", ".yml")) and not p.startswith(_SKIP_DIRS)]
@@ -234,6 +264,8 @@ def read_k8s(snap: GitSnapshot) -> K8sManifests:
     snap.preload(paths)
     for path in paths:
         text = snap.read(path)
+        if posixpath.basename(path) in KUSTOMIZATIONS and "configMapGenerator" in text:
+            _generated(snap, path, out)
         if "apiVersion" not in text or "kind" not in text or is_template(text):
             continue
         for doc in compose_all(text):

@@ -28,6 +28,7 @@ from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.codeowners import LOCATIONS
 from substrate.connectors.compose import _EXTRA, BASES
 from substrate.connectors.designdocs import is_design_path
+from substrate.connectors.envfiles import is_env_file
 from substrate.connectors.gitcmd import run_git
 from substrate.connectors.gitrepo import SERVICE_ROOTS
 from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
@@ -58,11 +59,6 @@ def _compose(path: str) -> bool:
     return name in BASES or bool(_EXTRA.match(name))
 
 
-def _env_file(path: str) -> bool:
-    name = posixpath.basename(path)
-    return name.startswith(".env") or name.endswith(".env") or ".env." in name
-
-
 def _k8s(path: str) -> bool:
     return path.endswith((".yaml", ".yml")) and not path.startswith(K8S_SKIP_DIRS)
 
@@ -70,7 +66,7 @@ def _k8s(path: str) -> bool:
 READERS: tuple[Reader, ...] = (
     Reader("services", _service_folder, "services/<name>/**, apps/<name>/**"),
     Reader("compose", _compose, "**/compose.y(a)ml, **/docker-compose*.y(a)ml"),
-    Reader("envfiles", _env_file, "**/.env*, **/*.env"),
+    Reader("envfiles", is_env_file, "**/.env*, **/*.env"),
     Reader("k8s", _k8s, "**/*.yaml, **/*.yml outside .github/ and docs/"),
     Reader("codeowners", lambda p: p in LOCATIONS, ", ".join(LOCATIONS)),
     Reader("owners", is_owners_path, "**/OWNERS, OWNERS_ALIASES, **/owners.y(a)ml, ..."),

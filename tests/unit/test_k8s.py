@@ -170,3 +170,43 @@ def test_addresses_and_ports_of_env_values() -> None:
     (ref,) = hosts_in("DB_URL", "postgres://user:pw@db/app")
     assert ref.port is None and "port" not in ref.edge_props()
     assert hosts_in("FOO_ADDR", "not an address") == []
+
+
+KUSTOMIZATION = """\
+resources:
+  - worker.yaml
+namespace: shop
+configMapGenerator:
+  - name: worker-config
+    literals:
+      - ORDERS_URL=http://orders:8080
+    envs:
+      - worker.env
+      - not-an-env-file.properties
+"""
+WORKER = FRONTEND.replace("frontend", "worker").replace("api-config", "worker-config").replace(
+    "metadata:\n  name: worker\n", "metadata:\n  name: worker\n  namespace: shop\n")
+ORDERS_IN_SHOP = ORDERS.replace("metadata:\n  name: orders\n",
+                                "metadata:\n  name: orders\n  namespace: shop\n")
+
+
+def test_kustomize_config_map_generator(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    files = {"app/kustomization.yaml": KUSTOMIZATION, "app/worker.yaml": WORKER,
+             "app/worker.env": "# cache\nCACHE_HOST=redis-cache\n",
+             "app/not-an-env-file.properties": "SEARCH_URL=http://search:9200\n",
+             "app/orders.yaml": ORDERS_IN_SHOP,
+             "app/search.yaml": FRONTEND.replace("frontend", "search").replace(
+                 "metadata:\n  name: search\n", "metadata:\n  name: search\n  namespace: shop\n"),
+             "app/redis.yaml": ORDERS_DB.replace("orders-db", "redis-cache").replace(
+                 "team/orders-db:1", "redis:7")}
+    short = commit_tree(repo, files, "init", "2026-08-03T09:00:00Z")[:7]
+    batch = batch_at(repo)
+    call = _edge(batch, "service:worker", "service:orders")
+    assert call.evidence_ref == f"app/kustomization.yaml#L7@{short}"  # the literal's line
+    assert (call.props["address"], call.props["configmap"]) == ("http://orders:8080",
+                                                                "worker-config")
+    cache = _edge(batch, "service:worker", "infra:redis-cache")
+    assert cache.evidence_ref == f"app/worker.env#L2@{short}"
+    assert "service:search" in {n.ceid for n in batch.nodes}
+    assert not any(e.src == "service:worker" and e.dst == "service:search" for e in batch.edges)

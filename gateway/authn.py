@@ -165,6 +165,8 @@ class AuthMiddleware:
             return
         extra = {"WWW-Authenticate": 'Bearer realm="substrate"'} \
             if isinstance(exc, Unauthorized) else {}
+        if exc.status == 503:
+            extra["Retry-After"] = "5"
         await _send_error(send, exc, extra)
 
     def _audit(self, scope: Scope, principal: Principal | None, request_id: str,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from substrate.cli_errors import cli_failure
 from substrate.errors import SubstrateError
 from substrate.settings import Settings
 
@@ -118,15 +120,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     handler: Handler = args.handler
+    logging.getLogger("neo4j").setLevel(logging.ERROR)  # no retry chatter: one error line
     try:
         return handler(settings, args)
     except SubstrateError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
-        if exc.detail is not None:
-            print(json.dumps(exc.detail, indent=2, default=str), file=sys.stderr)
+        if exc.detail is not None:  # machine-readable, on the one line after the message
+            print(json.dumps(exc.detail, default=str)[:4000], file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except BaseException as exc:  # noqa: BLE001 - one line and an exit code, no traceback
+        line, code = cli_failure(exc)
+        print(f"error: {line}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -33,5 +33,6 @@ def neo4j_driver(settings: Settings) -> Driver:
 PG_CONNECT_TIMEOUT_S = 3
 PG_STATEMENT_TIMEOUT_MS = 5000
 PG_ACQUIRE_S = 5.0
+PG_READ_DEADLINE_S = 5.0  # client side, for a server that accepts but never answers
 PG_DEADLINES = {"connect_timeout": PG_CONNECT_TIMEOUT_S,
                 "options": f"-c statement_timeout={PG_STATEMENT_TIMEOUT_MS}"}

@@ -14,7 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 from redis.exceptions import RedisError
 
 from substrate.cache import ASKED_TTL_S, QueryCache, asked_key, cached_read, plain
-from substrate.db import PG_ACQUIRE_S, PG_DEADLINES
+from substrate.db import PG_ACQUIRE_S, PG_DEADLINES, PG_READ_DEADLINE_S
 from substrate.errors import NotFound, Unavailable
 from substrate.graph import embedding_registry
 from substrate.retrieval import (  # noqa: F401 - strategies_* register search presets
@@ -80,9 +80,11 @@ class ReadService:
                     jurisdictions: Iterable[str] | None = None) -> ReadScope:
         """``jurisdictions``: the principal's (``Principal.jurisdictions``); empty: all.
         An unknown tenant is a 404 naming it (see :mod:`substrate.retrieval.tenants`)."""
-        await self.tenants.check(self.pool, tenant or self.settings.tenant)
-        return await resolve_scope(self.settings, tenant or self.settings.tenant,
-                                   snapshot_version, at, clearance, self.pool, jurisdictions)
+        name = tenant or self.settings.tenant
+        async with asyncio.timeout(PG_READ_DEADLINE_S):  # a frozen PostgreSQL: 503, not a hang
+            await self.tenants.check(self.pool, name)
+            return await resolve_scope(self.settings, name, snapshot_version, at, clearance,
+                                       self.pool, jurisdictions)
 
     async def search(self, query: str, scope: ReadScope, options: SearchOptions,
                      emit: Emit = _no_emit) -> dict[str, Any]:

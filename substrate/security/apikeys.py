@@ -8,6 +8,7 @@ database round trip; revocation takes effect within that time.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import re
@@ -20,7 +21,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from substrate.errors import BadRequest, NotFound
+from substrate.errors import BadRequest, NotFound, Unavailable
 from substrate.retrieval.scope import CLASSIFICATIONS
 from substrate.security.principal import ALL_TENANTS, ROLES, Principal
 
@@ -107,6 +108,9 @@ def _principal(key_id: str, row: tuple[Any, ...]) -> Principal:
                      else next(iter(tenants)))
 
 
+LOOKUP_DEADLINE_S = 5.0
+
+
 class KeyVerifier:
     """Verifies presented keys against PostgreSQL, remembering good ones briefly."""
 
@@ -126,8 +130,12 @@ class KeyVerifier:
             hit = self._seen.get(fingerprint)
         if hit is not None and now - hit[0] < self.ttl_s:
             return hit[1]
-        async with self.pool.connection() as conn:
-            row = await (await conn.execute(LOOKUP_SQL, (m["id"],))).fetchone()
+        try:  # a frozen PostgreSQL: 503 within the deadline, not a hung request
+            async with asyncio.timeout(LOOKUP_DEADLINE_S), self.pool.connection() as conn:
+                row = await (await conn.execute(LOOKUP_SQL, (m["id"],))).fetchone()
+        except (TimeoutError, psycopg.OperationalError) as exc:
+            raise Unavailable("the key store (PostgreSQL) is unavailable; retry later",
+                              {"cause": type(exc).__name__}) from exc
         if row is None or row[6] is not None:
             return None
         if not hmac.compare_digest(bytes(row[1]), _digest(bytes(row[0]), m["secret"])):

@@ -15,6 +15,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any
 
 import psycopg
@@ -29,6 +30,7 @@ from gds_jobs.risks_store import compute_and_store
 from gds_jobs.runtime import JobContext, job_context, job_scope
 from substrate.embeddings import make_embedder
 from substrate.errors import BadRequest, SubstrateError, Unavailable
+from substrate.observability.metrics import GDS_JOB_SECONDS, write_batch_metrics
 from substrate.retrieval.scope import ReadScope
 from substrate.settings import Settings
 
@@ -89,6 +91,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     progress = Progress(args.job, quiet=args.quiet)
     tenant = args.tenant or settings.tenant
+    code = 1
+    try:
+        code = _run(settings, args, progress, tenant, started)
+    finally:
+        record_duration(settings, args.job, code, time.monotonic() - started)
+    return code
+
+
+def record_duration(settings: Settings, job: str, code: int, seconds: float) -> None:
+    """substrate_gds_job_seconds{job, status}, left in $SUBSTRATE_HOME/metrics for /metrics."""
+    status = {0: "ok", EXIT_BUSY: "busy"}.get(code, "failed")
+    GDS_JOB_SECONDS.labels(job, status).observe(seconds)
+    with suppress(OSError):
+        write_batch_metrics(settings.home, f"gds-{job}")
+
+
+def _run(settings: Settings, args: argparse.Namespace, progress: Progress, tenant: str,
+         started: float) -> int:
     try:
         with exclusive(settings, args.job, tenant):
             scope = job_scope(settings, tenant, args.version, args.clearance)

@@ -3,6 +3,7 @@ read scope (tenant, snapshot version, clearance) it runs at."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,7 +45,8 @@ def job_context(settings: Settings) -> Iterator[JobContext]:
     driver = neo4j_driver(settings)
     try:
         try:
-            gds = GraphDataScience(driver, arrow=False, show_progress=False)
+            # GDS's own progress (tqdm bars with percent and ETA) on a terminal only
+            gds = GraphDataScience(driver, arrow=False, show_progress=sys.stderr.isatty())
         except UnableToConnectError as exc:
             raise Unavailable(f"Neo4j with GDS at {settings.neo4j_uri} is not reachable") from exc
         yield JobContext(settings, driver, gds, CypherLibrary.load())

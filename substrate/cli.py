@@ -75,6 +75,13 @@ def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    from substrate.doctor.checks import run_doctor
+    from substrate.doctor.report import render
+
+    return render(run_doctor(settings), args.json)
+
+
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -107,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["status", "up", "verify"])
     p.add_argument("--target", choices=["all", "neo4j", "postgres"], default="all")
     p.set_defaults(handler=cmd_migrate)
+    p = sub.add_parser("doctor", help="check ports, versions, credentials, migrations, indexes "
+                                      "and the embedding model; say how to fix each problem")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_doctor)
     sub.add_parser("serve", help="run the gateway in the foreground (containers)").set_defaults(
         handler=cmd_serve
     )

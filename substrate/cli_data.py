@@ -19,20 +19,27 @@ def _writer(settings: Settings) -> Any:
 
 
 def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
+    from substrate.observability.metrics import write_batch_metrics
+    from substrate.observability.progress import Bar
+
     writer = _writer(settings)
+    unit = "line" if args.kind == "jsonl" else "commit"
     try:
-        if args.kind == "jsonl":
-            from substrate.connectors.jsonl_ingest import ingest_jsonl
+        with Bar(f"ingest {Path(args.path).name}", unit) as bar:
+            if args.kind == "jsonl":
+                from substrate.connectors.jsonl_ingest import ingest_jsonl
 
-            results = ingest_jsonl(writer, Path(args.path), batch_size=args.batch_size,
-                                   resume=not args.restart)
-        else:
-            from substrate.connectors.git_ingest import ingest_git
+                results = ingest_jsonl(writer, Path(args.path), batch_size=args.batch_size,
+                                       resume=not args.restart, progress=bar)
+            else:
+                from substrate.connectors.git_ingest import ingest_git
 
-            results = ingest_git(writer, Path(args.path), history=args.history,
-                                 since=args.since, until=args.until, every=args.every)
+                results = ingest_git(writer, Path(args.path), history=args.history,
+                                     since=args.since, until=args.until, every=args.every,
+                                     progress=bar)
     finally:
         writer.driver.close()
+        write_batch_metrics(settings.home, f"ingest-{args.kind}")
     made = [r.snapshot_version for r in results if r.snapshot_version]
     print(json.dumps({"batches": len(results), "snapshots": made,
                       "queued_for_verification": sum(r.queued for r in results)}))
@@ -88,11 +95,13 @@ def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_reembed(settings: Settings, args: argparse.Namespace) -> int:
     from substrate.graph.reembed import reembed
+    from substrate.observability.progress import Bar
 
     writer = _writer(settings)
     try:
-        n = reembed(writer.driver, settings.postgres_dsn, settings.tenant, writer.embedder,
-                    writer.embedder.model_id)
+        with Bar("reembed", "vector") as bar:
+            n = reembed(writer.driver, settings.postgres_dsn, settings.tenant, writer.embedder,
+                        writer.embedder.model_id, progress=bar)
     finally:
         writer.driver.close()
     print(json.dumps({"reembedded": n, "model": writer.embedder.model_id}))

@@ -16,6 +16,8 @@ from substrate.connectors.history import CommitInfo, first_parent_commits
 from substrate.connectors.path_filter import needed_commits
 from substrate.graph.records import GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
+from substrate.observability.metrics import observe_ingest
+from substrate.observability.progress import advance, set_total
 
 Progress = Callable[[str], None]
 
@@ -83,6 +85,7 @@ def ingest_git(
     commits = [c for c in commits if c.sha not in done]
     if skipped:
         progress(f"[git] {len(skipped)} commit(s) already replayed for {source}; skipping them")
+    set_total(progress, len(commits))
     results: list[CommitResult] = []
     started = time.monotonic()
     parse = needed_commits(repo, [c.sha for c in commits]) if path_filter else None
@@ -92,20 +95,25 @@ def ingest_git(
             results.append(CommitResult(None, results[-1].content_hash))  # the same batch
             same_files_as(repo, commit.sha, parsed)
             unparsed.append(commit)
+            advance(progress)
             continue
         _mark_skipped(writer.settings.postgres_dsn, tenant, source, unparsed)
         parsed = commit.sha
         batch = with_chunks(batch_at(repo, commit.sha))
+        committing = time.monotonic()
         result = writer.commit(
             batch, source=source, tenant=tenant, mode="sync",
             valid_at=datetime.fromisoformat(commit.timestamp),
             note=f"{commit.sha} {commit.subject}",
         )
+        observe_ingest(source, result.counts, time.monotonic() - committing,
+                       result.snapshot_version is not None)
         _mark(writer.settings.postgres_dsn, tenant, source, commit, result.snapshot_version)
         results.append(result)
         progress(f"[git] {i}/{len(commits)} {commit.sha[:8]} {commit.timestamp} "
                  f"snapshot {result.snapshot_version or 'unchanged'} "
                  f"({time.monotonic() - started:.1f}s)")
+        advance(progress)
     _mark_skipped(writer.settings.postgres_dsn, tenant, source, unparsed)
     if parse is not None:
         progress(f"[git] {len(commits) - len(parse)} of {len(commits)} commit(s) change no "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -14,6 +15,8 @@ from substrate.connectors.jsonl_format import parse_record
 from substrate.errors import ValidationFailed
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import CommitResult, GraphWriter
+from substrate.observability.metrics import observe_ingest
+from substrate.observability.progress import Bar, advance, set_total
 
 Progress = Callable[[str], None]
 
@@ -105,13 +108,22 @@ def ingest_jsonl(
     start = _read_position(dsn, tenant, key) if resume else 0
     if start:
         progress(f"[jsonl] resuming {path.name} after line {start}")
-    results = []
+    if isinstance(progress, Bar):
+        with path.open("rb") as f:
+            set_total(progress, sum(1 for _ in f))
+        advance(progress, start)
+    results, done = [], start
     for batch, node_lines, edge_lines, last in _batches(path, start, batch_size):
+        committing = time.monotonic()
         try:
             result = writer.commit(batch, source=source, tenant=tenant, valid_at=valid_at)
         except ValidationFailed as exc:
             _with_line_numbers(exc, node_lines, edge_lines)
             raise
+        observe_ingest(source, result.counts, time.monotonic() - committing,
+                       result.snapshot_version is not None)
+        advance(progress, last - done)
+        done = last
         _save_position(dsn, tenant, key, last)
         results.append(result)
         progress(f"[jsonl] {path.name}: through line {last}, "

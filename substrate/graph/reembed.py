@@ -16,6 +16,7 @@ from substrate.graph import embedding_registry
 from substrate.graph.ontology import load_ontology
 from substrate.graph.records import NodeRecord
 from substrate.graph.writer import Embedder, embedding_text
+from substrate.observability.progress import advance
 
 PAGE = 500
 
@@ -41,6 +42,7 @@ def reembed(driver: Driver, dsn: str, tenant: str, embedder: Embedder, model_id:
                                  tenant=tenant, rows=rows)
             total += len(rows)
             after = nodes[-1].ceid
+            advance(progress, len(rows))
             progress(f"[reembed] {storage}: {total} vectors")
         if dims:
             with psycopg.connect(dsn) as conn:

@@ -57,8 +57,18 @@ def json_formatter() -> logging.Formatter:
     return JsonFormatter(FIELDS, rename_fields=RENAME, timestamp=False)
 
 
+def lean_records() -> None:
+    """Skip what log records would gather and no line shows (the logging HOWTO's
+    "Optimization": caller frame, thread, process names): an access line per request."""
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
+
+
 def configure_logging(settings: Settings) -> None:
     """JSON (default) or text lines on stderr for the root logger and uvicorn's loggers."""
+    lean_records()
     fmt = (settings.env.get("LOG_FORMAT") or "json").lower()
     level = (settings.env.get("LOG_LEVEL") or "INFO").upper()
     handler = logging.StreamHandler(sys.stderr)
@@ -72,5 +82,6 @@ def configure_logging(settings: Settings) -> None:
     root.setLevel(level)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
-        logger.handlers = [handler]
-        logger.propagate = False
+        if logger.handlers:  # --no-access-log leaves uvicorn.access without: keep it off
+            logger.handlers = [handler]
+            logger.propagate = False

@@ -166,7 +166,8 @@ def store_summaries(settings: Settings, scope: ReadScope, items: Sequence[Stored
 
 
 def run_communities(ctx: JobContext, scope: ReadScope, embedder: TextEmbedder,
-                    progress: ProgressFn = no_progress) -> list[StoredCommunity]:
+                    progress: ProgressFn = no_progress, tree: bool = True,
+                    ) -> list[StoredCommunity]:
     """Detect, summarise, embed and store at the scope's clearance (summaries, node state and
     the RAPTOR tree); returns what was stored (nothing visible at this clearance: no
     summaries at this level)."""
@@ -181,8 +182,9 @@ def run_communities(ctx: JobContext, scope: ReadScope, embedder: TextEmbedder,
     progress("summarised", clearance=scope.clearance[-1], communities=len(items))
     store_summaries(ctx.settings, scope, items, embedder)
     write_state(ctx.settings, scope, node_state(communities))
-    nodes = build_tree(ctx, scope, items, embedder)
-    progress("raptor tree", clearance=scope.clearance[-1], nodes=nodes)
+    if tree:
+        nodes = build_tree(ctx, scope, items, embedder)
+        progress("raptor tree", clearance=scope.clearance[-1], nodes=nodes)
     return items
 
 

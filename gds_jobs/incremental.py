@@ -71,15 +71,17 @@ def _has_set(ctx: JobContext, scope: ReadScope) -> bool:
 
 
 def update_communities(ctx: JobContext, scope: ReadScope, changed: list[str],
-                       embedder: TextEmbedder,
-                       progress: ProgressFn = no_progress) -> IncrementalResult:
+                       embedder: TextEmbedder, progress: ProgressFn = no_progress,
+                       tree: bool = True) -> IncrementalResult:
+    """Apply one change at ``scope`` (see the module doc); ``tree``: patch the RAPTOR tree
+    too (the benchmark leaves it out of both sides)."""
     started = time.monotonic()
     level = scope.clearance[-1]
     state, _ = read_state(ctx.settings, scope)
     with psycopg.connect(ctx.settings.postgres_dsn) as conn:
         previous = newest_set_version(conn, scope, below=scope.version)
     if not state or previous is None:
-        items = run_communities(ctx, scope, embedder, progress)
+        items = run_communities(ctx, scope, embedder, progress, tree)
         return IncrementalResult(scope.tenant, level, scope.version, "full",
                                  new_communities=len(items),
                                  seconds=round(time.monotonic() - started, 3))
@@ -102,7 +104,8 @@ def update_communities(ctx: JobContext, scope: ReadScope, changed: list[str],
     items = summarise(ctx, scope, communities)
     write_set(ctx.settings, scope, items, embedder, keep_from=previous, keep_ids=kept)
     write_state(ctx.settings, scope, node_state(communities), drop=affected)
-    update_tree(ctx, scope, previous, items, touched, affected, embedder)
+    if tree:
+        update_tree(ctx, scope, previous, items, touched, affected, embedder)
     progress("stored", clearance=level, new=len(items), kept=len(kept))
     return IncrementalResult(scope.tenant, level, scope.version, "incremental", len(touched),
                              len(affected), len(boundary), len(items), len(kept),

@@ -11,7 +11,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.schemas import SchemaGenerator
 
 from gateway import (
     routes_admin,
@@ -31,6 +30,7 @@ from gateway.health import healthz, readyz
 from gateway.inputs import QueryStringGuard
 from gateway.limits import LimitsMiddleware
 from gateway.observe import ObserveMiddleware, metrics
+from gateway.openapi import document as openapi_document
 from gateway.policy import PolicyMiddleware
 from gateway.shedding import SheddingMiddleware
 from substrate.cache_invalidator import start_cache
@@ -42,13 +42,9 @@ from substrate.retrieval.service import ReadService
 from substrate.services import open_services
 from substrate.settings import Settings
 
-SCHEMAS = SchemaGenerator(
-    {"openapi": "3.0.0", "info": {"title": "Substrate Reasoning", "version": "0.1.0"}}
-)
-
 
 async def openapi(request: Request) -> JSONResponse:
-    return JSONResponse(SCHEMAS.get_schema(routes=request.app.routes))
+    return JSONResponse(openapi_document(request.app.routes))
 
 
 def routes() -> list[BaseRoute]:

@@ -6,14 +6,9 @@ later write. Only the parts named in this stack's SUBSTRATE_HOME pid files are t
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,6 +17,7 @@ from neo4j import Driver
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
+from tests.support.freeze import frozen
 from tests.support.gateway_client import gateway
 from tests.support.graphstate import (
     create_consumer,
@@ -34,35 +30,6 @@ from tests.support.graphstate import (
 pytestmark = pytest.mark.integration
 
 CLIENT_PATIENCE_S = 30.0  # longer than the gateway's REQUEST_DEADLINE_SECONDS (20)
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
-@contextmanager
-def frozen(settings: Settings, part: str) -> Iterator[None]:
-    """SIGSTOP the part's process (and its children: PostgreSQL backends), SIGCONT after."""
-    pid = int((settings.run_dir / f"{part}.pid").read_text())
-    os.kill(pid, signal.SIGSTOP)
-    stopped = [pid, *_children(pid)]
-    for child in stopped[1:]:
-        os.kill(child, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for p in reversed(stopped):
-            with suppress(ProcessLookupError):
-                os.kill(p, signal.SIGCONT)
 
 
 def _get(client: httpx.Client, path: str) -> tuple[int, float, httpx.Response | None]:

@@ -72,6 +72,13 @@ def _sentences(text: str, limit: int = MAX_PASSAGE) -> str:
     return cut[: end + 1] if end > limit // 3 else cut.rstrip() + "…"
 
 
+def leaf_member(facts: Facts) -> dict[str, Any]:
+    """A leaf's member: the entity, its fan-in and what it depends on (the graph hop the
+    query-time walk may take from a leaf it reached)."""
+    return {**facts["member"], "fan_in": fan_in(facts),
+            "depends_on": sorted({h["other"]["ceid"] for h in facts["depends_on"]})}
+
+
 def leaf_summary(facts: Facts, passages: Sequence[Mapping[str, Any]]) -> str:
     m = facts["member"]
     parts = [f"{m['name']} ({m['label'].lower()}{', ' + facts['kind'] if facts['kind'] else ''})"
@@ -158,8 +165,7 @@ def tree_nodes(items: Sequence[StoredCommunity], facts: Mapping[str, Facts],
             summary = module.summary if module is not None else build_summary(rows)
             out.append(TreeNode(mid, 2, did, summary.title, summary.text, summary.members))
             out += [TreeNode(f"N:{m}", 3, mid, facts[m]["member"]["name"],
-                             leaf_summary(facts[m], passages.get(m, ())),
-                             [{**facts[m]["member"], "fan_in": fan_in(facts[m])}])
+                             leaf_summary(facts[m], passages.get(m, ())), [leaf_member(facts[m])])
                     for m in members if m in facts]
     return [system_node([n for n in out if n.level == 1], settings), *out]
 

@@ -97,6 +97,29 @@ async def newest_async(conn: psycopg.AsyncConnection[Any],
     return _ranking(await cur.fetchone())
 
 
+# Read side: a stored ranking is immutable for its (tenant, snapshot, clearance) until the job
+# runs again at that snapshot; requests keep the parsed ranking for READ_TTL_S seconds, so a
+# strategic question costs one PostgreSQL round trip per key and minute, not one per request.
+READ_TTL_S = 60.0
+_READ_CACHE: dict[tuple[Any, ...], tuple[float, StoredRanking | None]] = {}
+_READ_CACHE_MAX = 512
+
+
+async def newest_cached(settings: Settings, scope: ReadScope) -> StoredRanking | None:
+    """:func:`newest_async` through a small per-process cache (``READ_TTL_S``)."""
+    key = (settings.postgres_dsn, scope.tenant, scope.version, tuple(scope.clearance))
+    now = time.monotonic()
+    hit = _READ_CACHE.get(key)
+    if hit is not None and now - hit[0] < READ_TTL_S:
+        return hit[1]
+    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+        ranking = await newest_async(conn, scope)
+    if len(_READ_CACHE) >= _READ_CACHE_MAX:
+        _READ_CACHE.clear()
+    _READ_CACHE[key] = (now, ranking)
+    return ranking
+
+
 def has_ranking(settings: Settings, tenant: str) -> bool:
     with psycopg.connect(settings.postgres_dsn) as conn:
         row = conn.execute("SELECT 1 FROM risk_rankings WHERE tenant_id = %s LIMIT 1",

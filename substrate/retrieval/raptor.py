@@ -6,8 +6,10 @@ cosine blended with keyword overlap); only children scoring at least ``THRESHOLD
 ``MARGIN`` of the best child are expanded (at most ``BEAM``; the best one always), so the walk
 reasons at the level where the question's answer lives instead of reading every leaf. The
 nodes reached at the leaf level are the hits (entity ids, so they fuse with the other
-strategies); the path taken — every child considered, its score and whether it was expanded —
-is returned in ``trace``.
+strategies); the ``LEAF_HOP`` best leaves also bring what they depend on (one graph hop, stored
+with the leaf), since a multi-hop answer often ends one edge beyond the branch that names the
+question's subject. The path taken — every child considered, its score, whether it was
+expanded, and the hops — is returned in ``trace``.
 
 Policy: the tree of the reader's clearance level, from the newest snapshot at or before its
 snapshot (a pinned read walks the tree of its snapshot); a reader restricted to jurisdictions
@@ -33,6 +35,8 @@ from substrate.settings import Settings
 THRESHOLD = 0.2
 MARGIN = 0.08
 BEAM = 3
+LEAF_HOP = 3  # the best leaves whose dependencies join the answer
+HOP_DISCOUNT = 0.9
 LEVEL_NAMES = ("system", "domain", "module", "node")
 _TREE = """
 WITH pinned AS MATERIALIZED (
@@ -95,6 +99,30 @@ def walk(rows: Sequence[dict[str, Any]], query_vector: Sequence[float], query: s
     return reached, path
 
 
+def with_dependencies(rows: Sequence[dict[str, Any]], reached: list[Scored],
+                      top: int = LEAF_HOP) -> tuple[list[Scored], list[dict[str, Any]]]:
+    """The reached leaves with the dependencies of the ``top`` best inserted after them
+    (each once, scored ``HOP_DISCOUNT`` x its leaf), and the hops taken."""
+    leaves = {r["node_id"]: r for r in rows if r["level"] == 3}
+    seen = {s.row["node_id"] for s in reached}
+    extra: list[Scored] = []
+    hops: list[dict[str, Any]] = []
+    for s in reached[:top]:
+        for ceid in (s.row["members"] or [{}])[0].get("depends_on", []):
+            node_id = f"N:{ceid}"
+            if node_id in seen:
+                continue
+            seen.add(node_id)
+            row = leaves.get(node_id) or {"node_id": node_id, "title": ceid, "summary": "",
+                                          "members": [{"ceid": ceid, "name": ceid,
+                                                       "label": "Entity"}]}
+            extra.append(Scored(row, round(s.score * HOP_DISCOUNT, 6)))
+            hops.append({"level": 3, "kind": "dependency", "node_id": node_id,
+                         "title": row["title"], "score": extra[-1].score, "expanded": True,
+                         "via": s.row["node_id"]})
+    return [*reached[:top], *extra, *reached[top:]], hops
+
+
 def _leaf_hit(s: Scored, with_text: bool) -> Hit:
     member = (s.row["members"] or [{}])[0]
     ceid = str(s.row["node_id"])[2:]
@@ -110,6 +138,8 @@ async def raptor(ctx: SearchContext) -> StrategyResult:
                        "the communities job builds it (python -m gds_jobs communities)")
         return result
     reached, path = walk(rows, await ctx.query_embedding(), ctx.query)
+    reached, hops = with_dependencies(rows, reached)
+    path += hops
     restricted = ctx.scope.jurisdictions is not None
     hits = [_leaf_hit(s, not restricted) for s in reached]
     if restricted and hits:

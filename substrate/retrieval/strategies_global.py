@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
-
 from gds_jobs import risks_store
 from substrate.retrieval.composers import listing
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
@@ -35,8 +33,7 @@ def _risk_text(items: list[Any]) -> str:
 async def risks(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("risks")
     limit = min(ctx.route.top_n or 3, risks_store.STORED_ITEMS)
-    async with await psycopg.AsyncConnection.connect(ctx.settings.postgres_dsn) as conn:
-        ranking = await risks_store.newest_async(conn, ctx.scope)
+    ranking = await risks_store.newest_cached(ctx.settings, ctx.scope)
     if ranking is None:
         result.note = NOTHING_STORED.format(tenant=ctx.scope.tenant,
                                             clearance=risks_store.level(ctx.scope))

@@ -111,7 +111,9 @@ def _cleanup(settings: Settings, tenant: str) -> None:
     finally:
         driver.close()
     with psycopg.connect(settings.postgres_dsn, autocommit=True) as conn:
-        conn.execute("DELETE FROM community_summaries WHERE tenant_id = %s", (tenant,))
+        for table in ("community_summaries", "community_state", "raptor_nodes",
+                      "gds_node_metrics", "risk_rankings"):
+            conn.execute(f"DELETE FROM {table} WHERE tenant_id = %s", (tenant,))
 
 
 @pytest.fixture(scope="module")

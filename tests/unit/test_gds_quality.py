@@ -11,7 +11,7 @@ from gds_jobs.communities import community_id, node_state, partitions
 from gds_jobs.guard import NotEnoughMemory, Progress, check_memory, lock_key
 from gds_jobs.incremental import node_ids
 from gds_jobs.quality import modularity, nmi
-from substrate.retrieval.raptor import walk
+from substrate.retrieval.raptor import walk, with_dependencies
 from substrate.retrieval.relevance import keyword_overlap, terms
 
 
@@ -105,3 +105,19 @@ def test_the_walk_expands_only_the_relevant_branch_and_reports_its_path() -> Non
 def test_keyword_overlap_counts_content_words_and_plurals() -> None:
     assert terms("What are the datastores of payments?") == {"datastores", "payments"}
     assert keyword_overlap({"payments", "datastores"}, "the payment datastore") == 1.0
+
+
+def test_the_best_leaves_bring_their_dependencies_once() -> None:
+    rows = [_node("S", 0, None, "system", [1, 0, 0]),
+            _node("D:a", 1, "S", "a", [1, 0, 0]), _node("M:a", 2, "D:a", "a", [1, 0, 0]),
+            _node("N:service:fraud", 3, "M:a", "fraud", [1, 0, 0]),
+            _node("N:infra:redis", 3, "M:b", "redis", [0, 1, 0])]
+    rows[3]["members"] = [{"ceid": "service:fraud", "name": "fraud", "label": "Service",
+                           "depends_on": ["infra:redis", "service:user"]}]
+    leaves, _ = walk(rows, [1, 0, 0], "fraud cache")
+    ranked, hops = with_dependencies(rows, leaves)
+    assert [s.row["node_id"] for s in ranked] == [
+        "N:service:fraud", "N:infra:redis", "N:service:user"]
+    assert ranked[1].score == pytest.approx(0.9 * ranked[0].score)
+    assert [(h["node_id"], h["via"]) for h in hops] == [
+        ("N:infra:redis", "N:service:fraud"), ("N:service:user", "N:service:fraud")]

@@ -119,6 +119,7 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     if route.intent not in (Intent.TEMPORAL, Intent.WHEN):  # "who owned X in 2021?"
         pinned = await pin_scope(ctx)
         ctx = ctx if pinned is None else ctx_factory(route=route, scope=pinned)
+    ctx.emit = emit  # strategies stream partial results (global map step)
     mentions = list(dict.fromkeys([*route.mentions, *entity_candidates(query)]))
     ctx.seeds = await link_entities(ctx.reader, ctx.scope, mentions, query)
     plan = list(options.strategies or plan_for(route.intent))
@@ -172,7 +173,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         "entities": ctx.seeds,
         "results": [h.__dict__ for h in fused],
         "strategies": {n: {"status": "ok", "hits": len(r.hits), "truncated": r.truncated,
-                           "note": r.note} for n, r in results.items()}
+                           "note": r.note, **({"trace": r.trace} if r.trace else {})}
+                       for n, r in results.items()}
         | {n: {"status": "failed", "error": e} for n, e in failed.items()},
         "degraded": sorted(failed), "rerank": rerank_info,
         "graph_context": _graph_context(results),

@@ -86,7 +86,8 @@ async def _rerank(reranker: LocalReranker | HttpReranker, query: str, hits: list
     if not hits:
         return hits, {"backend": "none"}
     with TRACER.start_as_current_span("rerank", attributes={"substrate.candidates": len(hits)}):
-        outcome = await reranker.rerank(query, [f"{h.name}. {h.text}" for h in hits], top_k)
+        outcome = await reranker.rerank(query, [f"{h.name}. {h.text}" for h in hits], top_k,
+                                        [h.score for h in hits])
     ranked = [hits[r.index] for r in outcome.results]
     return ranked, {"backend": outcome.backend, "fallback_reason": outcome.fallback_reason}
 

@@ -18,6 +18,7 @@ from neo4j import Driver
 from prometheus_client.parser import text_string_to_metric_families
 
 from substrate.settings import PROJECT_ROOT, Settings
+from tests.integration.test_jsonl_ingest import chain, write
 from tests.support.gateway_client import gateway
 from tests.support.graphstate import drop_tenant_graph, new_tenant
 
@@ -25,14 +26,8 @@ pytestmark = pytest.mark.integration
 
 
 def jsonl(path: Path, n: int) -> Path:
-    names = [f"p{i:02d}" for i in range(n)]
-    lines = [json.dumps({"kind": "node", "label": "Service", "ceid": f"service:{x}",
-                         "props": {"name": x}}) for x in names]
-    lines += [json.dumps({"kind": "edge", "type": "CALLS", "src": f"service:{a}",
-                          "dst": f"service:{b}", "evidence_ref": f"apm:{a}->{b}"})
-              for a, b in zip(names, names[1:], strict=False)]
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    """``n`` services and ``n - 1`` CALLS edges (2n - 1 lines)."""
+    return write(path, chain(n))
 
 
 @pytest.fixture

@@ -229,3 +229,34 @@ def test_make_reranker_follows_settings() -> None:
     remote = make_reranker(Settings.from_env({"RERANK_URL": "http://gpu:8004/"}), bag_of_words)
     assert isinstance(remote, HttpReranker) and remote.url == "http://gpu:8004/rerank"
     assert http("http://gpu:8004/v1/rerank").url == "http://gpu:8004/v1/rerank"
+
+
+# --- tie-break mode (the default with a fused order) --------------------------------------
+def test_tiebreak_keeps_the_fused_order_and_orders_only_ties() -> None:
+    local = LocalReranker(bag_of_words)
+    docs = ["Structured logging setup", "Auth token refresh", "PaymentService charges the card",
+            "Kafka topics"]
+    prior = [0.033, 0.016, 0.016, 0.010]  # 1 and 2 are tied in the fused list
+    ranked = local.rank("payment card", docs, prior=prior)
+    assert [r.index for r in ranked] == [0, 2, 1, 3]  # the tie goes to the relevant one
+    assert [r.index for r in local.rank("payment card", docs, top_k=2, prior=prior)] == [0, 2]
+
+
+def test_tiebreak_without_ties_embeds_nothing() -> None:
+    calls: list[int] = []
+
+    def counting(texts: Sequence[str]) -> list[list[float]]:
+        calls.append(len(texts))
+        return bag_of_words(texts)
+
+    ranked = LocalReranker(counting).rank("payment", DOCS, prior=[0.3, 0.2, 0.1])
+    assert [r.index for r in ranked] == [0, 1, 2] and calls == []
+
+
+def test_blend_mode_and_no_prior_rank_by_relevance() -> None:
+    prior = [0.3, 0.2, 0.1]
+    blend = LocalReranker(bag_of_words, mode="blend")
+    assert blend.rank("payment card", DOCS, prior=prior)[0].index == 1
+    assert LocalReranker(bag_of_words).rank("payment card", DOCS)[0].index == 1
+    with pytest.raises(ValueError, match="one score per document"):
+        LocalReranker(bag_of_words).rank("q", DOCS, prior=[1.0])

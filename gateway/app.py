@@ -18,6 +18,7 @@ from gateway import (
     routes_counterfactual,
     routes_cypher,
     routes_graph,
+    routes_guide,
     routes_queue,
     routes_search,
     routes_time,
@@ -69,6 +70,7 @@ def routes() -> list[BaseRoute]:
         Route("/admin/audit", routes_admin.audit_log, methods=["GET"]),
         Route("/admin/keys", routes_admin.keys, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
+        Route("/browser/guide", routes_guide.browser_guide, methods=["GET"]),
         WebSocketRoute("/stream", routes_search.stream),
         Route("/openapi.json", openapi, methods=["GET"], include_in_schema=False),
     ]

@@ -49,7 +49,7 @@ from substrate.security.principal import Principal
 from substrate.settings import Settings
 
 log = logging.getLogger(__name__)
-OPEN_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json"})
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/browser/guide"})
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 WS_POLICY_VIOLATION = 1008
 MAX_PENDING_AUDITS = 256

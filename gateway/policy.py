@@ -43,7 +43,8 @@ from substrate.settings import Settings
 
 log = logging.getLogger(__name__)
 # /metrics carries no tenant data: authentication and its handler's role check guard it
-EXEMPT_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/metrics"})
+EXEMPT_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/metrics",
+                          "/browser/guide"})
 WS_POLICY_VIOLATION = 1008
 WS_TRY_AGAIN_LATER = 1013
 

@@ -127,6 +127,14 @@ def cmd_browser(settings: Settings, args: argparse.Namespace) -> int:
     if args.action == "export":
         print(browser.favorites_zip(Path(args.out) if args.out else browser.FAVORITES_ZIP))
         return 0
+    if args.action == "guide":
+        from substrate.browser_guide import guide_html, guide_url
+
+        html = guide_html(guide_url(settings))
+        if args.out:
+            Path(args.out).write_text(html)
+        print(args.out or html)
+        return 0
     from substrate.cypher import CypherLibrary
     from substrate.db import neo4j_driver
 
@@ -166,9 +174,10 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--actor", default="cli")
     p.set_defaults(handler=cmd_merge)
     p = sub.add_parser("browser", help="Neo4j Browser: install the custom.substrate_* "
-                       "procedures | export the saved-scripts archive")
-    p.add_argument("action", choices=["install", "export"])
-    p.add_argument("--out", help="export: where to write the .zip (default: the shipped one)")
+                       "procedures | export the saved-scripts archive | print the :play guide")
+    p.add_argument("action", choices=["install", "export", "guide"])
+    p.add_argument("--out", help="export: where to write the .zip (default: the shipped one); "
+                                 "guide: where to write the HTML (default: print it)")
     p.set_defaults(handler=cmd_browser)
     p = sub.add_parser("ask", help="ask a question; prints answer, evidence and confidence")
     p.add_argument("question")

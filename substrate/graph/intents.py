@@ -78,7 +78,7 @@ def complete(conn: psycopg.Connection[Any], version: int, *, reconciled: bool = 
         conn.execute(
             "INSERT INTO audit_log (tenant_id, actor, action, target, detail) "
             "VALUES (%s, %s, 'snapshot.commit', %s, %s)",
-            (row[0], row[1], str(version), json.dumps(detail)),
+            (row[0], row[1], f"snapshot:{version}", json.dumps(detail)),
         )
         conn.execute("DELETE FROM write_intents WHERE version = %s", (version,))
     return True

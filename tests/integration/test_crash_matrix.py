@@ -72,7 +72,7 @@ def orphans(driver: Driver, tenant: str, versions: list[int]) -> list[Any]:
 def audited(pg: psycopg.Connection[Any], tenant: str) -> list[int]:
     rows = pg.execute("SELECT target FROM audit_log WHERE tenant_id = %s AND action = "
                       "'snapshot.commit' ORDER BY id", (tenant,)).fetchall()
-    return [int(r[0]) for r in rows]
+    return [int(str(r[0]).removeprefix("snapshot:")) for r in rows]
 
 
 @pytest.mark.parametrize("fault", faults.POINTS)

@@ -4,6 +4,7 @@ community summaries (RSN-14). Registered into the search presets."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gds_jobs import risks_store
@@ -56,13 +57,26 @@ async def risks(ctx: SearchContext) -> StrategyResult:
 
 async def _in_jurisdiction(ctx: SearchContext, items: list[Any]) -> list[Any]:
     """Rankings are stored per clearance, not per jurisdiction: a reader restricted to
-    jurisdictions gets only the items it may see (``temporal/hidden`` names the others)."""
+    jurisdictions gets only the items it may see (``temporal/hidden`` names the others), and
+    of those only the evidence edges and notes that name no entity it may not see."""
     if ctx.scope.jurisdictions is None or not items:
         return items
+    named = {item.ceid for item in items} | {
+        h[end] for item in items for f in item.factors for h in f.evidence
+        for end in ("from", "to")}
     rows = await ctx.reader.rows("temporal/hidden", ctx.scope, {"label": "Entity"},
-                                 ceids=[item.ceid for item in items])
+                                 ceids=sorted(named))
     hidden = {r["ceid"] for r in rows}
-    return [item for item in items if item.ceid not in hidden]
+    return [_without(item, hidden) for item in items if item.ceid not in hidden]
+
+
+def _without(item: Any, hidden: set[str]) -> Any:
+    factors = [replace(f, evidence=[h for h in f.evidence
+                                    if h["from"] not in hidden and h["to"] not in hidden],
+                       note=f.factor.replace("_", " ") + " (details not visible)"
+                       if any(c in f.note for c in hidden) else f.note)
+               for f in item.factors]
+    return replace(item, factors=factors)
 
 
 async def global_communities(ctx: SearchContext) -> StrategyResult:

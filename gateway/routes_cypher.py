@@ -8,6 +8,7 @@ from starlette.responses import JSONResponse
 from gateway.errors import json_body
 from gateway.params import scope_from, service
 from substrate.retrieval.cypher_run import parse_request, run_cypher
+from substrate.retrieval.temporal_props import rewind
 
 
 async def cypher(request: Request) -> JSONResponse:
@@ -38,4 +39,7 @@ async def cypher(request: Request) -> JSONResponse:
     result = await run_cypher(svc.services.async_driver, scope, query, params,
                               settings.cypher_row_limit, settings.cypher_timeout_seconds,
                               settings.cypher_max_bytes)
+    if scope.pinned:  # node properties as they were at the version (issue 9)
+        result["rewound_nodes"] = await rewind(settings, scope.tenant, scope.version,
+                                               result["rows"])
     return JSONResponse(result)

@@ -9,6 +9,7 @@ from gateway.params import bool_param, float_param, int_param, scope_from, servi
 from substrate.errors import BadRequest
 from substrate.retrieval.direct import DependencyQuery
 from substrate.retrieval.evidence import direct_evidence
+from substrate.retrieval.memory_any import entity_memory, is_other_entity
 
 
 async def dependencies(request: Request) -> JSONResponse:
@@ -58,7 +59,8 @@ async def ownership(request: Request) -> JSONResponse:
 
 
 async def memory(request: Request) -> JSONResponse:
-    """Institutional memory of a service.
+    """Institutional memory of a service, or of any entity (an ADR: what it decided,
+    supersession, the incidents citing it).
     ---
     summary: Decisions, failures, exceptions, memories with provenance (RSN-08)
     responses:
@@ -69,7 +71,11 @@ async def memory(request: Request) -> JSONResponse:
     if not 1 <= limit <= 100:
         raise BadRequest("limit must be 1..100", {"limit": limit})
     scope = await scope_from(request)
-    out = await service(request).memory(scope, request.path_params["service_id"], limit)
+    value, svc = request.path_params["service_id"], service(request)
+    if is_other_entity(value):  # adr:..., incident:..., team:...: memory from any entity
+        out = await entity_memory(svc.reader, svc.reranker, scope, value, limit)
+    else:
+        out = await svc.memory(scope, value, limit)
     hops = [{**i["hop"], "hop": 1} for i in out["items"]]
     evidence = direct_evidence(scope.version, [out["service"]], hops, out["truncated"], "memory")
     return JSONResponse({**out, "snapshot_version": scope.version, **evidence})

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from gateway.errors import json_body
-from gateway.params import int_param, scope_from, service
+from gateway.params import bool_param, int_param, scope_from, service
 from substrate.errors import BadRequest
 from substrate.retrieval import strategies_time  # noqa: F401 - registers the search strategies
 from substrate.retrieval.evidence import direct_evidence
@@ -30,7 +30,8 @@ def _filter(request: Request) -> GraphFilter:
     types = tuple(t.strip().upper() for t in q.get("types", "").split(",") if t.strip())
     svc = service(request)
     return GraphFilter(service=q.get("service") or None, label=q.get("label") or None,
-                       types=types, depth=int_param(request, "depth", 1)
+                       types=types, depth=int_param(request, "depth", 1),
+                       evidence=bool_param(request, "evidence")
                        ).validate(svc.services.ontology)
 
 

@@ -93,6 +93,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from substrate.cli_audit import add_audit_commands
     from substrate.cli_data import add_data_commands
     from substrate.cli_keys import add_key_commands
 
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_data_commands(sub)
     add_key_commands(sub)
+    add_audit_commands(sub)
     return parser
 
 
@@ -138,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc.message}", file=sys.stderr)
         if exc.detail is not None:  # machine-readable, on the one line after the message
             print(json.dumps(exc.detail, default=str)[:4000], file=sys.stderr)
-        return 1
+        return int(getattr(exc, "exit_code", 1))
     except KeyboardInterrupt:
         return 130
     except BaseException as exc:  # noqa: BLE001 - one line and an exit code, no traceback

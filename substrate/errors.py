@@ -74,3 +74,11 @@ class MigrationError(SubstrateError):
 
 class TemplateError(SubstrateError):
     code = "template_error"
+
+
+class Conflict(SubstrateError):
+    """The request collides with work in progress (e.g. a replay of the same source)."""
+
+    status = 409
+    code = "conflict"
+    exit_code = 4  # the CLI's exit code: busy, try again later

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from substrate.connectors.gitcmd import GitError, run_git, tree_blobs
 
-Origins = tuple[tuple[str, int], ...]  # per line of the file: (commit sha, line there)
+Origin = tuple[str, int, str]  # (commit sha, line there, path there)
+Origins = tuple[Origin, ...]  # per line of the file
 _HEADER = re.compile(r"^([0-9a-f]{40}) (\d+) (\d+)")
 _CACHE: OrderedDict[tuple[str, str, str], tuple[str, Origins]] = OrderedDict()
 _PARENTS: dict[tuple[str, str], tuple[str, dict[str, str]] | None] = {}
@@ -31,14 +32,35 @@ def same_files_as(repo: Path, commit: str, earlier: str) -> None:
         _SAME_AS.pop(next(iter(_SAME_AS)))
 
 
-def parse_porcelain(text: str) -> Origins:
-    """``(origin commit, origin line)`` for each final line, in order."""
+def parse_porcelain(text: str, path: str = "") -> Origins:
+    """``(origin commit, origin line, origin path)`` for each final line, in order.
+
+    The origin path is the ``filename`` porcelain reports for the line's group: the name the
+    file had in the commit that wrote the line (a renamed file keeps its old name there, so
+    ``git show <commit>:<path>`` exists). Git prints it once per commit (or per group when
+    the commit has several paths); a group without one reuses its commit's last name.
+    """
     found: dict[int, tuple[str, int]] = {}
+    group_of: dict[int, int] = {}
+    group_file: list[str] = []
+    last_file: dict[str, str] = {}
+    group_sha = ""
     for line in text.splitlines():
+        if line.startswith("\t"):
+            continue
         match = _HEADER.match(line)
         if match:
-            found[int(match.group(3))] = (match.group(1), int(match.group(2)))
-    return tuple(found[n] for n in sorted(found))
+            sha = match.group(1)
+            if line.count(" ") >= 3 or not group_file or sha != group_sha:
+                group_sha = sha
+                group_file.append(last_file.get(sha, path))
+            found[int(match.group(3))] = (sha, int(match.group(2)))
+            group_of[int(match.group(3))] = len(group_file) - 1
+        elif line.startswith("filename ") and group_file:
+            name = line[len("filename "):]
+            last_file[group_sha] = name
+            group_file[-1] = name
+    return tuple((*found[n], group_file[group_of[n]]) for n in sorted(found))
 
 
 def _only_parent(repo: Path, commit: str) -> tuple[str, dict[str, str]] | None:
@@ -74,14 +96,14 @@ def blame(repo: Path, commit: str, blob: str, path: str) -> Origins:
             _remember(key, cached)
             return cached[1]
     out = run_git(repo, "blame", "--porcelain", commit, "--", path)
-    origins = parse_porcelain(out.decode("utf-8", "replace"))
+    origins = parse_porcelain(out.decode("utf-8", "replace"), path)
     _remember(key, (blob, origins))
     return origins
 
 
 def blame_line(
     repo: Path, commit: str, blobs: dict[str, str], path: str, line: int
-) -> tuple[str, int] | None:
+) -> Origin | None:
     """Origin of one line, ``None`` when the file or line does not exist or blame fails."""
     if path not in blobs:
         return None

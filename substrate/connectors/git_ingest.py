@@ -14,6 +14,7 @@ from substrate.connectors.chunking import ChunkerConfig, chunk_document
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.history import CommitInfo, first_parent_commits
 from substrate.connectors.path_filter import needed_commits
+from substrate.connectors.replay_lock import latest_valid_at, replay_lock
 from substrate.graph.records import GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
 from substrate.observability.metrics import observe_ingest
@@ -74,9 +75,24 @@ def ingest_git(
 ) -> list[CommitResult]:
     """Each replayed commit becomes one snapshot stamped with the commit time (sync mode:
     what the repository no longer says is closed, never deleted). ``path_filter``: commits
-    that change no file a connector reads are not parsed (see :mod:`path_filter`)."""
+    that change no file a connector reads are not parsed (see :mod:`path_filter`).
+
+    One replay per tenant and source at a time (a second one raises ``Conflict``), and
+    snapshot times never go back: a commit older than the source's latest snapshot is stamped
+    with that time (see :mod:`replay_lock`)."""
     source = f"git:{repo.resolve().name}"
     tenant = tenant or writer.settings.tenant
+    with replay_lock(writer.settings.postgres_dsn, tenant, source) as conn:
+        return _replay(writer, repo, source, tenant, latest_valid_at(conn, tenant, source),
+                       history=history, since=since, until=until, every=every,
+                       progress=progress, path_filter=path_filter)
+
+
+def _replay(
+    writer: GraphWriter, repo: Path, source: str, tenant: str, clock: datetime | None, *,
+    history: bool, since: str | None, until: str | None, every: int, progress: Progress,
+    path_filter: bool,
+) -> list[CommitResult]:
     commits = first_parent_commits(repo, since=since, until=until, every=every)
     if not history:
         commits = commits[-1:]
@@ -101,9 +117,10 @@ def ingest_git(
         parsed = commit.sha
         batch = with_chunks(batch_at(repo, commit.sha))
         committing = time.monotonic()
+        when = datetime.fromisoformat(commit.timestamp)
+        clock = when if clock is None or when > clock else clock
         result = writer.commit(
-            batch, source=source, tenant=tenant, mode="sync",
-            valid_at=datetime.fromisoformat(commit.timestamp),
+            batch, source=source, tenant=tenant, mode="sync", valid_at=clock,
             note=f"{commit.sha} {commit.subject}",
         )
         observe_ingest(source, result.counts, time.monotonic() - committing,

@@ -25,8 +25,9 @@ class GitSnapshot:
     """The files of one commit: names, texts, and evidence references into them.
 
     An evidence reference names the line *where it was written*: ``git blame`` maps line
-    ``n`` of the file at this commit to ``(commit that introduced it, its line there)``, and
-    :meth:`ref` returns ``path#L<line there>@<that commit, 7 hex>``. The reference is
+    ``n`` of the file at this commit to ``(commit that introduced it, its line there, the file's
+    name there)``, and :meth:`ref` returns ``<path there>#L<line there>@<that commit, 7 hex>``
+    (a renamed file is cited by the name it had when the line was written). The reference is
     verifiable (``git show <commit>:<path>`` has the same text on that line) and stays the
     same in later commits for as long as the line itself is unchanged, so replaying history
     does not re-version every edge on every commit.
@@ -78,5 +79,5 @@ class GitSnapshot:
         origin = blame_line(self.repo, self.commit, self.blobs, path, line)
         if origin is None:
             return f"{path}#L{line}@{self.short}"
-        commit, orig_line = origin
-        return f"{path}#L{orig_line}@{commit[:7]}"
+        commit, orig_line, orig_path = origin
+        return f"{orig_path}#L{orig_line}@{commit[:7]}"

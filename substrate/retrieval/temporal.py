@@ -54,6 +54,7 @@ class GraphFilter:
     label: str | None = None
     types: tuple[str, ...] = ()
     depth: int = 1
+    evidence: bool = False  # diffs: also list evidence-only changes (always counted)
 
     def validate(self, ontology: Ontology) -> GraphFilter:
         if self.label is not None and not ontology.has_label(self.label):
@@ -247,15 +248,18 @@ async def resolve_window(conn: psycopg.AsyncConnection[Any], tenant: str, start:
 
 
 async def changes(settings: Settings, reader: GraphReader, scope: ReadScope, start: datetime,
-                  end: datetime, ontology: Ontology, strict: bool = True
+                  end: datetime, ontology: Ontology, strict: bool = True,
+                  evidence: bool = False
                   ) -> tuple[Window, list[dict[str, Any]], list[dict[str, Any]]]:
-    """(window, snapshots in it, collapsed changes the caller's clearance may see)."""
+    """(window, snapshots in it, collapsed changes the caller's clearance may see);
+    evidence-only changes only when ``evidence``."""
     async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
         window = await resolve_window(conn, scope.tenant, start, end, strict)
         snaps, history = await td.window_history(conn, scope.tenant, start, end)
     entries = td.collapse(history, snaps, ontology)
     hidden = await _hidden(reader, scope, {x for e in entries for x in td.touched(e)})
-    entries = [e for e in entries if not hidden.intersection(td.touched(e))]
+    entries = [e for e in entries if not hidden.intersection(td.touched(e))
+               and (evidence or e["change"] != "evidence")]
     return window, [td.snapshot_ref(s) | {"changed_nodes": s["changed_nodes"],
                                           "changed_edges": s["changed_edges"]}
                     for s in snaps], entries
@@ -306,7 +310,8 @@ async def graph_diff(settings: Settings, reader: GraphReader, scope: ReadScope,
                      ontology: Ontology, start: datetime, end: datetime, flt: GraphFilter,
                      page: Page) -> dict[str, Any]:
     """Added, removed and changed nodes and relationships between two instants."""
-    window, snaps, entries = await changes(settings, reader, scope, start, end, ontology)
+    window, snaps, entries = await changes(settings, reader, scope, start, end, ontology,
+                                           evidence=True)
     entries = [e for e in entries if td.matches(e, flt.label, flt.types, ontology)]
     seeds: list[dict[str, Any]] = []
     if flt.service is not None:
@@ -316,11 +321,13 @@ async def graph_diff(settings: Settings, reader: GraphReader, scope: ReadScope,
                                   window.v_to, flt.depth)
         entries = [{**e, "distance": d} for e in entries
                    if (d := td.distance_of(e, dist)) is not None]
+    counts = {k: sum(1 for e in entries if e["change"] == k) for k in td.CHANGE_KINDS}
+    if not flt.evidence:
+        entries = [e for e in entries if e["change"] != "evidence"]
     start_at = _diff_offset(page)
     shown = entries[start_at:start_at + page.limit]
     more = start_at + page.limit < len(entries)
-    groups: dict[str, list[dict[str, Any]]] = {k: [] for k in
-                                               ("added", "removed", "changed", "transient")}
+    groups: dict[str, list[dict[str, Any]]] = {k: [] for k in td.CHANGE_KINDS}
     for e in shown:
         groups[e["change"]].append(e)
     hops = [{**e["hop"], "hop": 1} for e in shown if e["kind"] == "edge" and e["hop"]]
@@ -329,7 +336,9 @@ async def graph_diff(settings: Settings, reader: GraphReader, scope: ReadScope,
         "from_snapshot": await snapshot_of(settings, scope.tenant, window.v_from),
         "to_snapshot": await snapshot_of(settings, scope.tenant, window.v_to),
         "snapshot_version": window.v_to, "snapshots": snaps, "filter": asdict(flt),
-        "counts": {k: sum(1 for e in entries if e["change"] == k) for k in groups},
+        "counts": counts, "evidence_listed": flt.evidence,
+        "fact_changes": counts["added"] + counts["removed"] + counts["changed"],
+        "evidence_only_changes": counts["evidence"],
         **groups, "next_cursor": encode_cursor({"o": start_at + page.limit}) if more else None,
         "truncated": more,
         **direct_evidence(window.v_to, seeds, hops, more, "temporal"),

@@ -9,6 +9,10 @@ before its first change in the window against the state after its last one.
   change is an ``add`` or ``update``. Both -> ``changed``, only after -> ``added``, only
   before -> ``removed``; neither (added and removed inside the window) or a change that was
   reverted by the end of the window -> ``transient``.
+* Fact changes and evidence-only changes are apart: a node or edge that existed before and
+  after whose only difference is its evidence (an edge's ``evidence_ref`` or the set/order of
+  its ``evidence_refs``, a node's provenance) is ``evidence``, not ``changed``; diffs list
+  those only on request (``evidence=true``) but always count them.
 * A node's ``changed_keys`` compares the properties its last writer asserted with the same
   keys before the window (a source that stops asserting a node without closing it shows as
   ``sources``). An edge compares evidence, confidence, weight and its own properties.
@@ -36,6 +40,8 @@ INTERNAL_KEYS = frozenset({
     "valid_from_ts", "valid_to_ts", "embedding", "confidence", "provenance", "alias_text",
 })
 EDGE_FIELDS = ("evidence_ref", "confidence", "weight", "props")
+EVIDENCE_KEYS = frozenset({"evidence_ref", "evidence_refs"})  # changes of these alone: evidence
+CHANGE_KINDS = ("added", "removed", "changed", "evidence", "transient")
 SOURCE_MARKER = {"sources": None}  # the ``before`` of a change that only drops a source
 DISTANCE_TYPES = ("CALLS", "DEPENDS_ON", "IMPORTS", "HOSTS", "OWNS", "PRIMARY_OWNER",
                   "MENTIONS", "WHY", "EXCEPTS", "CHANGES", "HAS_CHUNK")
@@ -139,7 +145,8 @@ def node_entry(h: ElementHistory, ontology: Ontology) -> dict[str, Any]:
                                and h.last_source not in old_sources):
             diff["sources"] = {"before": old_sources, "after": None}
         if not diff:
-            change = "transient"
+            change = ("evidence" if (h.after or {}).get("provenance") != old.get("provenance")
+                      and h.after is not None and "provenance" in old else "transient")
     provenance = ((h.after or {}).get("provenance") if change != "removed"
                   else (h.before or {}).get("provenance"))
     label = (h.after or {}).get("label") or ontology.label_for_ceid(h.id)
@@ -165,11 +172,7 @@ def edge_entry(h: ElementHistory) -> dict[str, Any]:
     src, rel_type, dst, source = parse_key(h.id)
     diff: dict[str, dict[str, Any]] = {}
     if change == "changed":
-        old, new = h.before or {}, h.after or {}
-        diff = {k: {"before": old.get(k), "after": new.get(k)} for k in EDGE_FIELDS
-                if old.get(k) != new.get(k)}
-        if not diff:
-            change = "transient"
+        diff, change = edge_diff(h.before or {}, h.after or {})
     refs = [str(edge.get("evidence_ref") or "")]
     refs += [str(r) for r in (edge.get("props") or {}).get("evidence_refs", [])]
     hop = None if not edge.get("evidence_ref") else {
@@ -182,6 +185,27 @@ def edge_entry(h: ElementHistory) -> dict[str, Any]:
             "after": _edge_state(h.after) if change in ("added", "changed") else None,
             "changed_keys": diff, "versions": list(h.versions),
             "evidence": [r for r in dict.fromkeys(refs) if r], "hop": hop}
+
+
+def edge_diff(old: dict[str, Any], new: dict[str, Any]
+              ) -> tuple[dict[str, dict[str, Any]], str]:
+    """(changed keys, change) of an edge that existed before and after: ``changed`` when a
+    fact changed (confidence, weight or a property other than the evidence), ``evidence``
+    when only its evidence did (``evidence_ref``, or the set or order of ``evidence_refs``),
+    ``transient`` when nothing did."""
+    diff: dict[str, dict[str, Any]] = {}
+    for k in ("evidence_ref", "confidence", "weight"):
+        if old.get(k) != new.get(k):
+            diff[k] = {"before": old.get(k), "after": new.get(k)}
+    old_props, new_props = dict(old.get("props") or {}), dict(new.get("props") or {})
+    old_refs, new_refs = old_props.pop("evidence_refs", None), new_props.pop("evidence_refs", None)
+    if old_refs != new_refs:
+        diff["evidence_refs"] = {"before": old_refs, "after": new_refs}
+    if old_props != new_props:
+        diff["props"] = {"before": old_props, "after": new_props}
+    if not diff:
+        return diff, "transient"
+    return diff, "changed" if set(diff) - EVIDENCE_KEYS else "evidence"
 
 
 def _edge_state(payload: dict[str, Any] | None) -> dict[str, Any] | None:

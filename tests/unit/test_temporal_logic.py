@@ -70,7 +70,8 @@ def test_node_added_removed_changed() -> None:
 
 
 def test_reverted_and_transient_changes() -> None:
-    assert only([node("update", "update", RAW, after(env=["X=1"]))])["change"] == "transient"
+    # same properties, another provenance: an evidence-only change, not a fact change
+    assert only([node("update", "update", RAW, after(env=["X=1"]))])["change"] == "evidence"
     assert only([node("add", "close", None, None)])["change"] == "transient"
     source_only = only([node(None, None, None, None, source_change=True)])
     assert source_only["change"] == "changed" and "sources" in source_only["changed_keys"]
@@ -84,7 +85,14 @@ def test_edges() -> None:
         "service:a", "service:b", "CALLS")
     assert e["evidence"] == ["f#L1@abc1234"] and e["hop"]["evidence_ref"] == "f#L1@abc1234"
     moved = only([edge("update", "update", payload("f#L1@abc1234"), payload("f#L2@def5678"))])
-    assert moved["change"] == "changed" and set(moved["changed_keys"]) == {"evidence_ref"}
+    assert moved["change"] == "evidence" and set(moved["changed_keys"]) == {"evidence_ref"}
+    reordered = only([edge("update", "update", payload(evidence_refs=["a#L1@1", "b#L2@2"]),
+                           payload(evidence_refs=["b#L2@2", "a#L1@1"]))])
+    assert reordered["change"] == "evidence" and set(reordered["changed_keys"]) == {
+        "evidence_refs"}
+    fact = only([edge("update", "update", payload(via="env"), payload("f#L2@def5678",
+                                                                       via="depends_on"))])
+    assert fact["change"] == "changed" and set(fact["changed_keys"]) == {"evidence_ref", "props"}
     gone = only([edge("close", "close", payload(), None)])
     assert gone["change"] == "removed" and gone["evidence"] == ["f#L1@abc1234"]
     transient = only([edge("add", "close", None, None)])

@@ -1,0 +1,82 @@
+"""Point-in-time properties for ``POST /cypher ... AT(<past>)`` (issue 9).
+
+The scope predicate of a pinned query already keeps only the nodes valid at the version, but
+Neo4j holds one node per entity whose properties are updated in place (``SET n += props``):
+without this step a node read ``AT(2020-01-01)`` shows today's values. Here every node in the
+result gets the properties it had at the version, rebuilt from the change log exactly as
+``GET /temporal?at=`` does (:func:`substrate.retrieval.temporal.props_at`): each ``add`` /
+``update`` up to the version folded in order. A property the node only gained later is
+removed; bookkeeping properties (validity, sources, tenant) are kept as read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+
+from substrate.settings import Settings
+
+HISTORY_SQL = """
+SELECT element_id, snapshot_version, after FROM change_log
+WHERE tenant_id = %s AND element_kind = 'node' AND element_id = ANY(%s)
+  AND op IN ('add', 'update') AND after ? 'props'
+ORDER BY element_id, snapshot_version, id
+"""
+
+
+def _nodes(value: Any) -> Iterator[dict[str, Any]]:
+    """Every node object (``to_json`` form) in a result value, paths and lists included."""
+    if isinstance(value, dict):
+        if value.get("type") == "node" and isinstance(value.get("properties"), dict):
+            yield value
+        else:
+            for v in value.values():
+                yield from _nodes(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _nodes(v)
+
+
+def fold(history: list[tuple[int, dict[str, Any]]], version: int
+         ) -> tuple[dict[str, Any], set[str], list[str] | None]:
+    """(properties at ``version``, every property key the log ever set, provenance then)."""
+    props: dict[str, Any] = {}
+    keys: set[str] = set()
+    provenance: list[str] | None = None
+    for v, after in history:
+        changed = after.get("props") or {}
+        keys.update(changed)
+        if v <= version:
+            props.update(changed)
+            if after.get("provenance") is not None:
+                provenance = [str(p) for p in after["provenance"]]
+    return props, keys, provenance
+
+
+async def rewind(settings: Settings, tenant: str, version: int,
+                 rows: list[list[Any]]) -> int:
+    """Rewrite, in place, the properties of every node in ``rows`` to their values at
+    ``version``; returns how many nodes were rewritten."""
+    nodes = [n for n in _nodes(rows) if isinstance(n["properties"].get("ceid"), str)]
+    if not nodes:
+        return 0
+    ceids = sorted({str(n["properties"]["ceid"]) for n in nodes})
+    history: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+        cur = await conn.execute(HISTORY_SQL, (tenant, ceids))
+        for ceid, v, after in await cur.fetchall():
+            history.setdefault(str(ceid), []).append((int(v), dict(after)))
+    rewritten = 0
+    for node in nodes:
+        logged = history.get(str(node["properties"]["ceid"]))
+        if not logged:
+            continue
+        past, keys, provenance = fold(logged, version)
+        kept = {k: v for k, v in node["properties"].items() if k not in keys}
+        node["properties"] = {**kept, **past}
+        if provenance is not None and "provenance" in kept:
+            node["properties"]["provenance"] = provenance
+        rewritten += 1
+    return rewritten

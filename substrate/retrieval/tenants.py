@@ -1,8 +1,9 @@
 """Which tenants exist: a read for an unknown tenant is a 404 naming it, not an empty answer.
 
 A tenant is known when it is the configured default tenant, or PostgreSQL has a snapshot of
-it (every ingest that wrote something made one) or an item of it in the verification queue
-(an ingest whose every record waits for review). Known tenants are remembered (a tenant's
+it (every ingest that wrote something made one), an item of it in the verification queue
+(an ingest whose every record waits for review), or an API key granted to it by name (a
+registered tenant that has no data yet answers empty, not 404). Known tenants are remembered (a tenant's
 history is never deleted); an unknown name is looked up again on each request, so a tenant
 is readable as soon as its first write commits.
 """
@@ -17,7 +18,8 @@ from substrate.errors import NotFound
 
 KNOWN_SQL = (
     "SELECT EXISTS (SELECT 1 FROM snapshots WHERE tenant_id = %(t)s) "
-    "OR EXISTS (SELECT 1 FROM verification_queue WHERE tenant_id = %(t)s)"
+    "OR EXISTS (SELECT 1 FROM verification_queue WHERE tenant_id = %(t)s) "
+    "OR EXISTS (SELECT 1 FROM api_keys WHERE %(t)s = ANY (tenants) AND revoked_at IS NULL)"
 )
 
 

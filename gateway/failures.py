@@ -15,7 +15,12 @@ import logging
 import nats.errors
 import psycopg
 import redis.exceptions
-from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
+from neo4j.exceptions import (
+    ConnectionPoolError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -26,6 +31,7 @@ RETRY_AFTER_S = 5
 BACKEND_ERRORS: tuple[type[BaseException], ...] = (
     ServiceUnavailable,  # IncompleteCommit, a refused or lost Bolt connection
     SessionExpired, TransientError,  # Neo4j leader change, lock timeout, out of resources
+    ConnectionPoolError,  # no pooled Neo4j connection within the acquisition timeout
     psycopg.OperationalError,  # AdminShutdown, connection refused, PoolTimeout, QueryCanceled
     redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
     nats.errors.Error,

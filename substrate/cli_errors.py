@@ -9,11 +9,12 @@ import traceback
 import nats.errors
 import psycopg
 import redis.exceptions
-from neo4j.exceptions import AuthError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import AuthError, ConnectionPoolError, ServiceUnavailable, SessionExpired
 
 EXIT_FAILURE, EXIT_INPUT, EXIT_UNREACHABLE = 1, 2, 3
 UNREACHABLE: dict[type[BaseException], str] = {
-    ServiceUnavailable: "Neo4j", SessionExpired: "Neo4j", AuthError: "Neo4j (credentials)",
+    ServiceUnavailable: "Neo4j", SessionExpired: "Neo4j", ConnectionPoolError: "Neo4j",
+    AuthError: "Neo4j (credentials)",
     psycopg.OperationalError: "PostgreSQL", redis.exceptions.ConnectionError: "Redis",
     redis.exceptions.TimeoutError: "Redis", nats.errors.Error: "NATS",
 }

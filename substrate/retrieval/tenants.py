@@ -2,10 +2,10 @@
 
 A tenant is known when it is the configured default tenant, or PostgreSQL has a snapshot of
 it (every ingest that wrote something made one), an item of it in the verification queue
-(an ingest whose every record waits for review), or an API key granted to it by name (a
-registered tenant that has no data yet answers empty, not 404). Known tenants are remembered (a tenant's
-history is never deleted); an unknown name is looked up again on each request, so a tenant
-is readable as soon as its first write commits.
+(an ingest whose every record waits for review), or an API key granted to it by name
+(a registered tenant that has no data yet answers empty, not 404). Known tenants are
+remembered (a tenant's history is never deleted); an unknown name is looked up again on each
+request, so a tenant is readable as soon as its first write commits.
 """
 
 from __future__ import annotations

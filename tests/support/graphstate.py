@@ -168,7 +168,7 @@ def drain_events(settings: Settings, durable: str, tenant: str, expect: set[int]
             for _ in range(rounds):
                 try:
                     msgs = await sub.fetch(batch=256, timeout=1)
-                except (NatsTimeout, asyncio.TimeoutError):  # nats-py raises either
+                except (TimeoutError, NatsTimeout):  # nats-py raises either
                     if expect <= {e["snapshot_version"] for e in got}:
                         break
                     continue

@@ -26,7 +26,7 @@ from substrate.settings import Settings
 log = logging.getLogger(__name__)
 
 INTERVAL = 1.0  # seconds between rounds when all is well
-MAX_BACKOFF = 4.0  # NATS back: published within this many seconds (plus one round)
+MAX_BACKOFF = 2.0  # NATS back: published within this many seconds (plus one round)
 RECONCILE_EVERY = 5  # rounds
 
 

@@ -20,7 +20,8 @@ from substrate.connectors.gitcmd import GitError, run_git
 
 REF = re.compile(r"^(?P<path>.+)#L(?P<line>\d+)@(?P<commit>[0-9a-f]{4,40})$")
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
-_FACT_PROPS = ("address", "host", "port", "value", "image", "name", "url", "path", "pattern")
+_FACT_PROPS = ("address", "host", "port", "var", "configmap", "api", "handle", "pattern", "section",
+               "value", "image", "name", "url", "path")
 EXAMPLES = 10
 
 

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import psycopg
 
+from substrate.connectors import renames
 from substrate.connectors.blame import same_files_as
 from substrate.connectors.chunking import ChunkerConfig, chunk_document
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.history import CommitInfo, first_parent_commits
 from substrate.connectors.path_filter import needed_commits
 from substrate.connectors.replay_lock import latest_valid_at, replay_lock
+from substrate.graph.merge import merge_entities
 from substrate.graph.records import GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
 from substrate.observability.metrics import observe_ingest
@@ -68,6 +70,17 @@ def _mark_skipped(dsn: str, tenant: str, source: str, commits: list[CommitInfo])
     commits.clear()
 
 
+def _carry_identity(writer: GraphWriter, tenant: str, commit: CommitInfo, when: datetime,
+                    move: renames.Rename, progress: Progress) -> None:
+    """The renamed entity becomes an alias of its new name, at the renaming commit's time."""
+    merge_entities(writer, tenant, move.new.ceid, move.old.ceid, move.evidence_ref,
+                   actor=f"git-rename {commit.sha[:7]}", valid_at=when,
+                   alias_props={"renamed": True, "from_path": move.from_path,
+                                "to_path": move.to_path, "commit": commit.sha})
+    progress(f"[git] {commit.sha[:8]} renamed {move.old.ceid} -> {move.new.ceid} "
+             f"({move.from_path} -> {move.to_path})")
+
+
 def ingest_git(
     writer: GraphWriter, repo: Path, *, history: bool = False, since: str | None = None,
     until: str | None = None, every: int = 1, tenant: str | None = None,
@@ -106,6 +119,7 @@ def _replay(
     started = time.monotonic()
     parse = needed_commits(repo, [c.sha for c in commits]) if path_filter else None
     parsed, unparsed = "", list[CommitInfo]()
+    previous: GraphBatch | None = None
     for i, commit in enumerate(commits, 1):
         if parse is not None and commit.sha not in parse and parsed:
             results.append(CommitResult(None, results[-1].content_hash))  # the same batch
@@ -114,8 +128,11 @@ def _replay(
             advance(progress)
             continue
         _mark_skipped(writer.settings.postgres_dsn, tenant, source, unparsed)
-        parsed = commit.sha
         batch = with_chunks(batch_at(repo, commit.sha))
+        moves = (renames.find(repo, parsed, previous, commit.sha, batch)
+                 if previous is not None else [])
+        previous, parsed = GraphBatch(list(batch.nodes), list(batch.edges)), commit.sha
+        batch.nodes.extend(r.old for r in moves)  # live through the renaming commit
         committing = time.monotonic()
         when = datetime.fromisoformat(commit.timestamp)
         clock = when if clock is None or when > clock else clock
@@ -125,6 +142,8 @@ def _replay(
         )
         observe_ingest(source, result.counts, time.monotonic() - committing,
                        result.snapshot_version is not None)
+        for move in moves:
+            _carry_identity(writer, tenant, commit, clock, move, progress)
         _mark(writer.settings.postgres_dsn, tenant, source, commit, result.snapshot_version)
         results.append(result)
         progress(f"[git] {i}/{len(commits)} {commit.sha[:8]} {commit.timestamp} "

@@ -10,6 +10,7 @@ Nothing is deleted: the merged node and its old edges stay in history.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -81,7 +82,8 @@ def _moved_edges(writer: GraphWriter, tenant: str, keep: str, merge: str,
 
 
 def merge_entities(writer: GraphWriter, tenant: str, keep_ceid: str, merge_ceid: str,
-                   evidence_ref: str, actor: str) -> CommitResult:
+                   evidence_ref: str, actor: str, valid_at: datetime | None = None,
+                   alias_props: dict[str, Any] | None = None) -> CommitResult:
     """Merge ``merge_ceid`` into ``keep_ceid`` as one snapshot, audited (see module doc)."""
     target = f"{merge_ceid}->{keep_ceid}"
     if not evidence_ref or not evidence_ref.strip():
@@ -93,12 +95,12 @@ def merge_entities(writer: GraphWriter, tenant: str, keep_ceid: str, merge_ceid:
         raise _refuse(target, f"labels differ: {kept['label']} and {merged['label']}")
     moved = _moved_edges(writer, tenant, keep_ceid, merge_ceid, evidence_ref)
     alias = EdgeRecord("ALIAS_OF", merge_ceid, keep_ceid, evidence_ref, source=MERGE_SOURCE,
-                       props={"merged_by": actor})
+                       props={"merged_by": actor, **(alias_props or {})})
     batch = GraphBatch([_kept_node(kept, merged, evidence_ref)], [*moved, alias])
     result = writer.commit(
         batch, source=MERGE_SOURCE, tenant=tenant, deletes=[merge_ceid],
         note=f"merge {merge_ceid} into {keep_ceid} by {actor}: {evidence_ref}",
-        keep_edge_sources=True,
+        keep_edge_sources=True, valid_at=valid_at,
     )
     detail = {"snapshot_version": result.snapshot_version, "kept": keep_ceid,
               "merged": merge_ceid, "evidence_ref": evidence_ref,

@@ -51,7 +51,9 @@ async def entity_memory(reader: GraphReader, reranker: HttpReranker | LocalReran
     ceid = value.strip()
     if len(ceid) > 200:
         raise BadRequest("an id must be 1..200 characters", {"id": ceid[:50]})
-    found = await reader.rows("temporal/resolve_any", scope, ceid=ceid)
+    kind, _, name = ceid.partition(":")
+    found = await reader.rows("temporal/resolve_any", scope, ceid=ceid, prefix=f"{kind}:",
+                              name=name)
     if not found:
         raise NotFound(f"no entity {ceid!r} in tenant {scope.tenant!r} at snapshot "
                        f"{scope.version}", {"id": ceid, "snapshot_version": scope.version})

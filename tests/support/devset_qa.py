@@ -8,7 +8,8 @@ running the product. Answer kinds:
 
 * ``entities``: every name of ``all`` is mentioned (an item may be a list of aliases), none of
   ``none`` is;
-* ``value``: one of ``any`` is mentioned;
+* ``value``: one of ``any`` is mentioned (a password inside a URL counts in the masked form the
+  connectors store, ``postgres://user:***@db/app``: a credential is never served);
 * ``date``: a date within ``tolerance_days`` of ``date`` is mentioned (ISO or "Month D, YYYY");
 * ``rationale``: the ADR (``adr``, e.g. "0005" or "ADR 5") and at least ``min_phrases`` of
   ``phrases`` are mentioned (the reason, not only the title);
@@ -31,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from substrate.connectors.endpoints import URL_PASSWORD
 from substrate.settings import PROJECT_ROOT
 
 DATA = PROJECT_ROOT / "tests" / "data" / "devset_qa"
@@ -40,7 +42,9 @@ FAMILIES = ("dependencies", "callers", "ownership", "attributes", "decisions", "
 KINDS = ("entities", "value", "date", "rationale", "nobody")
 REF = re.compile(r"^(?P<path>.+?)#L(?P<line>\d+)(?:-L?\d+)?@(?P<commit>[0-9a-fA-F]{7,40})$")
 EMPTY = re.compile(r"(no grounded answer|\b(by|on|is|are|of|to|from)\s+[.,;]|^\s*$)", re.I)
-LISTING = re.compile(r"^\s*most relevant evidence:", re.I)  # retrieval hits, not an answer
+# retrieval hits are not an answer: "Most relevant evidence: ..." or the composer's fallback
+LISTING = re.compile(r"^\s*(most relevant evidence:|no family answered)", re.I)
+CITE_MARK = re.compile(r"\[\d+\]")  # "ledger-db[1]": the marker is not part of the name
 NOBODY = re.compile(r"\b(no (code )?owners?|nobody|no one|not recorded|unowned|none recorded"
                     r"|no ownership)\b", re.I)
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
@@ -80,6 +84,7 @@ def parse_ref(ref: str) -> tuple[str, int, str] | None:
 
 
 def _norm(text: str) -> str:
+    text = CITE_MARK.sub(" ", text)
     text = re.sub(r"[`*_\[\]()\"“”’']", "", text.lower().replace("’", "'"))
     return re.sub(r"\s+", " ", text)
 
@@ -116,8 +121,9 @@ def answer_right(gold: dict[str, Any], text: str) -> bool:
     if kind == "entities":
         return all(_any(text, n) for n in gold["all"]) and not any(
             mentions(text, n) for n in gold.get("none", []))
-    if kind == "value":
-        return any(_norm(v) in _norm(text) for v in gold["any"])
+    if kind == "value":  # a password inside a URL is served masked, as the connectors store it
+        return any(_norm(form) in _norm(text) for v in gold["any"]
+                   for form in (v, URL_PASSWORD.sub(r"\1***@", v)))
     if kind == "date":
         want = datetime.strptime(gold["date"], "%Y-%m-%d").date()
         tol = timedelta(days=int(gold.get("tolerance_days", 0)))

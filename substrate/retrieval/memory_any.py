@@ -26,6 +26,12 @@ def is_other_entity(value: str) -> bool:
     return bool(sep) and bool(name) and kind != "service"
 
 
+def citation_pattern(number: int) -> str:
+    """A Java regular expression matching a text that cites decision record ``number``:
+    ``ADR-0012``, ``ADR 12``, ``adr #12``, ``decision record 12`` (not ``ADR-120``)."""
+    return (r"(?is).*\b(adr|decision record)[\s#:_-]*0*" + str(number) + r"(?![0-9]).*")
+
+
 def decision_summary(entity: dict[str, Any], props: dict[str, Any],
                      items: list[dict[str, Any]]) -> dict[str, Any]:
     """What an ADR decided, its supersession both ways and who cites it."""
@@ -60,6 +66,13 @@ async def entity_memory(reader: GraphReader, reranker: HttpReranker | LocalReran
     entity, props = dict(found[0]["entity"]), dict(found[0]["props"])
     rows = await reader.rows("temporal/entity_memory", scope, ceid=entity["ceid"],
                              limit=limit + 1)
+    if entity["label"] == "DecisionNode" and isinstance(props.get("number"), int):
+        have = {r["item"]["ceid"] for r in rows}
+        cited = await reader.rows("temporal/citing_incidents", scope,
+                                  pattern=citation_pattern(int(props["number"])),
+                                  limit=limit + 1)
+        rows += [{**r, "hop": {**r["hop"], "to": entity["ceid"]}, "direction": "in"}
+                 for r in cited if r["item"]["ceid"] not in have]
     truncated = len(rows) > limit
     rows = rows[:limit]
     query = question or f"what was decided about {entity['name']}, and why; incidents"

@@ -41,6 +41,7 @@ INTERNAL_KEYS = frozenset({
 })
 EDGE_FIELDS = ("evidence_ref", "confidence", "weight", "props")
 EVIDENCE_KEYS = frozenset({"evidence_ref", "evidence_refs"})  # changes of these alone: evidence
+NODE_EVIDENCE_KEYS = frozenset({"attribute_refs", "alias_evidence"})  # a node's evidence lists
 CHANGE_KINDS = ("added", "removed", "changed", "evidence", "transient")
 SOURCE_MARKER = {"sources": None}  # the ``before`` of a change that only drops a source
 DISTANCE_TYPES = ("CALLS", "DEPENDS_ON", "IMPORTS", "HOSTS", "OWNS", "PRIMARY_OWNER",
@@ -147,6 +148,8 @@ def node_entry(h: ElementHistory, ontology: Ontology) -> dict[str, Any]:
         if not diff:
             change = ("evidence" if (h.after or {}).get("provenance") != old.get("provenance")
                       and h.after is not None and "provenance" in old else "transient")
+        elif not set(diff) - NODE_EVIDENCE_KEYS:
+            change = "evidence"
     provenance = ((h.after or {}).get("provenance") if change != "removed"
                   else (h.before or {}).get("provenance"))
     label = (h.after or {}).get("label") or ontology.label_for_ceid(h.id)

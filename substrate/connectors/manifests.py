@@ -14,7 +14,8 @@
   line and the reference's line in ``evidence_refs``.
 * A Kubernetes namespace is ``Infrastructure(kind=namespace)`` that ``HOSTS`` its workloads.
 * Entities keep ``manifests`` (the files defining them), ``ports``, compose ``profiles`` and the
-  compose ``build_context`` (the source folder, see :mod:`layout`).
+  compose ``build_context`` (the source folder, see :mod:`layout`), and ``attribute_refs``: the
+  line of each image, port and (non-secret) environment variable, ``kind|value|path#Lline@commit``.
 
 Every edge's evidence is ``path#L<line>@<commit>`` of the line that proves it.
 """
@@ -22,6 +23,7 @@ Every edge's evidence is ``path#L<line>@<commit>`` of the line that proves it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
@@ -33,6 +35,7 @@ from substrate.connectors.yamlnodes import Fact
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
 HEURISTIC = 0.95
+RUN_TO_COMPLETION = ("Job", "CronJob")
 _KINDS: dict[str, tuple[str, ...]] = {
     "database": ("postgres", "postgis", "mysql", "mariadb", "mongo", "cassandra", "scylla",
                  "cockroach", "clickhouse", "timescale", "mssql", "couchdb", "dynamodb"),
@@ -98,11 +101,17 @@ def _union(props: dict[str, object], key: str, values: list[str]) -> None:
 
 
 def _add_props(
-    entity: Entity, image: Fact | None, env: dict[str, Fact], via: str, ports: list[Fact]
+    entity: Entity, image: Fact | None, env: dict[str, Fact], via: str, ports: list[Fact],
+    ref: Callable[[Fact], str],
 ) -> None:
     props = entity.props
     if image is not None:
         props.setdefault("image", image.value)
+    # the line of each attribute, ``kind|value|path#Lline@commit``: attribute answers cite it
+    _union(props, "attribute_refs",
+           ([f"image|{image.value}|{ref(image)}"] if image is not None else [])
+           + [f"port|{p.value}|{ref(p)}" for p in ports]
+           + [f"env|{k}|{ref(f)}" for k, f in env.items() if not _SECRET.search(k)])
     kind = _kind(image.value if image else None, ports)
     if kind and entity.label == "Infrastructure":
         props.setdefault("kind", kind)
@@ -147,7 +156,7 @@ class ManifestReader:
         entity = self.index.register(_label(image, svc.ports), svc.key, self.ref(svc.defined))
         for name, fact in sorted(svc.dns_names.items()):
             self.index.alias(entity.ceid, name, self.ref(fact))
-        _add_props(entity, svc.image, svc.env, "compose", svc.ports)
+        _add_props(entity, svc.image, svc.env, "compose", svc.ports, self.ref)
         _union(entity.props, "manifests", [svc.defined.path])
         _union(entity.props, "profiles", svc.profiles)
         if svc.build is not None:
@@ -159,9 +168,12 @@ class ManifestReader:
         entities: list[Entity] = []
         for work in manifests.workloads:
             image = work.images[0].value if work.images else None
-            label = _label(image, work.ports)
+            # a Job/CronJob runs to completion: one that loads a database (its image is the
+            # database's client) is a workload, never itself a datastore
+            label = "Service" if work.kind in RUN_TO_COMPLETION else _label(image, work.ports)
             entity = self.index.register(label, work.name.value, self.ref(work.name))
-            _add_props(entity, work.images[0] if work.images else None, work.env, "k8s", work.ports)
+            _add_props(entity, work.images[0] if work.images else None, work.env, "k8s", work.ports,
+                       self.ref)
             _union(entity.props, "manifests", [work.path])
             entity.props.setdefault("namespace", work.ns)
             entities.append(entity)

@@ -47,6 +47,9 @@ def compose(intent: str, results: dict[str, StrategyResult],
         extra = results.get(name)
         if extra is not None and extra.note and extra.facts:
             return extra.note, cites.items
+    seen = results.get("first_seen")
+    if intent == "when" and seen is not None and seen.facts:
+        return c.first_seen(seen.facts[0], cites), cites.items
     changes = results.get("window_changes")
     if changes is not None and changes.facts:
         return c.window(changes.facts[0], cites), cites.items

@@ -31,6 +31,14 @@ class Citations:
             self._index[ref] = len(self.items)
         return f"[{self._index[ref]}]"
 
+    def cite_all(self, hop: dict[str, Any], most: int = 3) -> str:
+        """The edge's evidence and the other lines that prove it with it (a ConfigMap value
+        and the ``envFrom`` line that reads it: ``evidence_refs``)."""
+        refs = [str(hop.get("evidence_ref") or "")]
+        refs += [str(r) for r in hop.get("evidence_refs") or [] if "#L" in str(r)]
+        return "".join(self.cite({**hop, "evidence_ref": r})
+                       for r in list(dict.fromkeys(r for r in refs if r))[:most])
+
 
 def listing(items: Iterable[str], empty: str, sep: str = ", ") -> str:
     """``items`` joined, or ``empty`` when there are none (never an empty string)."""
@@ -54,8 +62,10 @@ def dependencies(facts: list[dict[str, Any]], cites: Citations, callers: bool) -
     parts = []
     for f in found:
         hops = f.get("hops") or []
-        refs = "".join(cites.cite(h) for h in hops)
+        refs = "".join(cites.cite_all(h) for h in hops)
         via = " -> ".join(str(h.get("type")) for h in hops)
+        at = str(hops[-1].get("address") or "") if hops else ""
+        via = f"{via} at {at}" if at and via else via
         parts.append(f"{name(f.get('target'))}" + (f" ({via})" if via else "") + refs)
     verb = "is called directly by" if callers else "depends on"
     return f"{subject} {verb}: " + listing(parts, "nothing recorded", "; ") + "."
@@ -69,6 +79,12 @@ def no_edges(subject: dict[str, Any], callers: bool) -> str:
             "(checked its CALLS and DEPENDS_ON edges).")
 
 
+def handle(owner: dict[str, Any]) -> str:
+    """An owner as its ownership file wrote it (``@org/team``, ``@user``), else its name."""
+    written = str(owner.get("handle") or "")
+    return written if written.startswith("@") or "@" in written else name(owner)
+
+
 def owners(fact: dict[str, Any], cites: Citations) -> str:
     subject = name(fact.get("subject"))
     lines = []
@@ -76,10 +92,13 @@ def owners(fact: dict[str, Any], cites: Citations) -> str:
         claims = owner.get("claims") or []
         refs = "".join(dict.fromkeys(cites.cite(c) for c in claims))
         tag = " (primary)" if any(c.get("primary") for c in claims) else ""
-        lines.append(f"{name(owner)}{tag}{refs}")
-    if not lines:
-        return (f"No owner is recorded for {subject}: no OWNS or PRIMARY_OWNER edge reaches it "
-                "(checked CODEOWNERS rules, ownership files and declared owners).")
+        lines.append(f"{handle(owner)}{tag}{refs}")
+    if not lines:  # cite where the entity is defined: that is what was checked
+        defined = "".join(cites.cite({"evidence_ref": ref, "type": "DEFINED", "from": subject,
+                                      "to": subject, "source": "git"})
+                          for ref in (fact.get("defined_at") or [])[:1])
+        return (f"No owner is recorded for {subject}{defined}: no OWNS or PRIMARY_OWNER edge "
+                "reaches it (checked CODEOWNERS rules, ownership files and declared owners).")
     text = f"{subject} is owned by " + listing(lines, "nobody recorded") + "."
     return text + (f" Note: {fact['note']}." if fact.get("note") else "")
 
@@ -103,7 +122,13 @@ def memory(facts: list[dict[str, Any]], cites: Citations) -> str:
 def rationale(fact: dict[str, Any], cites: Citations) -> str:
     adr = fact.get("adr") or {}
     status = fact.get("status") or "unknown"
-    head = (f"{adr.get('ceid', 'The ADR')} \"{name(adr)}\" (status {status}"
+    written = str(fact.get("status_text") or "")
+    if written and written.lower() != status.lower():  # as written, then normalised
+        status = f"{written} ({status})"
+    status_ref = cites.cite({"evidence_ref": fact["status_ref"], "type": "STATUS",
+                             "from": adr.get("ceid"), "to": status, "source": "git"}) \
+        if fact.get("status_ref") else ""
+    head = (f"{adr.get('ceid', 'The ADR')} \"{name(adr)}\" (status {status}{status_ref}"
             f", dated {fact.get('date') or 'undated'})")
     quotes = []
     for q in fact.get("quotes") or []:
@@ -170,22 +195,51 @@ def when(fact: dict[str, Any], cites: Citations) -> str:
     return text + f" It stopped on {_snap(last['closed'])}{cites.cite(last['hop'])}."
 
 
+def _stated(c: dict[str, Any], subject: str, cites: Citations) -> str:
+    refs = "".join(cites.cite({"evidence_ref": r, "type": "ATTRIBUTE", "from": subject,
+                               "to": c["value"], "source": "git"})
+                   for r in dict.fromkeys(r for r in c.get("refs") or [] if "#L" in r))
+    edge = c.get("edge")
+    if edge is not None:
+        hop, other = edge.get("hop") or {}, name(edge.get("target"))
+        user, used = (subject, other) if edge.get("outgoing") else (other, subject)
+        var = (edge.get("props") or {}).get("var")
+        how = f"{user} -{hop.get('type', 'CALLS')}-> {used}" + (f", {var}" if var else "")
+        return f"{c['attr']} {c['value']} ({how}){refs}"
+    what = {"port": "published/listening port", "image": "image",
+            "name": f"name ({c.get('var')})"}.get(c["attr"], c["attr"])
+    return f"{what} {c['value']} of {name(c.get('node'))}{refs}"
+
+
+def first_seen(fact: dict[str, Any], cites: Citations) -> str:
+    subject = fact.get("subject") or {}
+    label = name(subject)
+    if subject.get("label") == "DecisionNode":
+        label = f"{subject.get('ceid')} \"{name(subject)}\""
+    ref = cites.cite(fact.get("hop") or {})
+    dated = f" The record itself is dated {fact['date']}." if fact.get("date") else ""
+    if fact.get("as_owner"):
+        hop = fact.get("hop") or {}
+        return (f"{label} first became an owner ({hop.get('type')} {hop.get('to')}) on "
+                f"{_snap(fact.get('snapshot'))}{ref}.")
+    return f"{label} first appears in the history on {_snap(fact.get('snapshot'))}{ref}.{dated}"
+
+
 def attributes(facts: list[dict[str, Any]], cites: Citations) -> str:
     if not facts:
         return "No service named in the question was found."
     subject = name(facts[0].get("subject"))
-    lines = []
-    for f in facts:
-        if f.get("target") is None:
-            continue
-        values = f.get("attributes") or {}
-        stated = listing((f"{k} {v}" for k, v in values.items()), "no address or port recorded")
-        lines.append(f"{name(f['target'])} ({f.get('kind') or f['target'].get('label')}; "
-                     f"{stated}){cites.cite(f.get('hop') or {})}")
-    if not lines:
-        return (f"No dependency with an address, port or version is recorded for {subject} "
-                "(checked its CALLS and DEPENDS_ON edges).")
-    return f"{subject} uses " + listing(lines, "nothing recorded", "; ") + "."
+    stated = facts[0].get("stated") or []
+    if not stated:
+        return (f"No address, port or image answering this is recorded for {subject} "
+                "(checked its CALLS and DEPENDS_ON edges in both directions and its own "
+                "image, ports and environment).")
+    first, rest = stated[0], stated[1:]
+    text = f"{subject}: {_stated(first, subject, cites)}."
+    if rest:
+        text += " Also recorded: " + listing((_stated(c, subject, cites) for c in rest),
+                                             "nothing else", "; ") + "."
+    return text
 
 
 def fallback(hits: list[Any]) -> str:

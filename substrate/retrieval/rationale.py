@@ -17,11 +17,20 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.time_scope import commit_at
 
-QUOTES = 3
+QUOTES = 4
 SECTIONS = re.compile(r"^(context|decision(?:\s+outcome)?|the decision|chosen option"
-                      r"|consequences|considerations|rationale|reasons?)\b", re.I)
+                      r"|consequences|considerations|rationale|reasons?|decision drivers"
+                      r"|pros(?:\s+and\s+cons)?|advantages|benefits|justification"
+                      r"|(?:considered\s+)?options?(?:\s+considered)?|alternatives)\b", re.I)
 DECISION_BOOST = 0.1  # a Decision sentence states the reason more often than a Context one
+REASON_BOOST = 0.05  # a sentence that gives a reason ("because", "so that", "we chose")
+_REASON = re.compile(r"\b(?:because|since|so that|in order to|due to|allows?|enables?|benefits?"
+                     r"|advantages?|we (?:chose|decided|opted)|opting|instead of|rather than"
+                     r"|easier|simpler|faster|lower|reduces?|avoids?)\b", re.I)
+MIN_CHARS = 12  # shorter sentences say too little to quote; list items may be shorter
+MIN_ITEM_CHARS = 4
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[`*])")
@@ -39,6 +48,11 @@ class Sentence:
     section: str
     line: int
     text: str
+    last: int = 0  # the line it ends on (a sentence may wrap over several)
+
+    def lines(self) -> str:
+        """``L12`` or ``L12-L14``, as the citation names them."""
+        return f"L{self.line}" + (f"-L{self.last}" if self.last > self.line else "")
 
 
 def clean(text: str) -> str:
@@ -57,18 +71,37 @@ def _first_line(text: str, path_line: int, title: str) -> int:
     return 1
 
 
-def _paragraphs(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """Paragraphs and list items, each with the file line it starts on."""
-    out: list[tuple[int, str]] = []
+def _paragraphs(lines: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """Paragraphs and list items: their lines, each with its file line number."""
+    out: list[list[tuple[int, str]]] = []
     current: list[tuple[int, str]] = []
     for no, text in [*lines, (0, "")]:
         starts_item = bool(_BULLET.match(text))
         if not text.strip() or starts_item:
             if current:
-                out.append((current[0][0], " ".join(t.strip() for _, t in current)))
+                out.append(current)
             current = [(no, _BULLET.sub("", text))] if starts_item else []
         else:
             current.append((no, text))
+    return out
+
+
+def _split(paragraph: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
+    """The paragraph's sentences, each with the file lines it starts and ends on."""
+    text, starts = "", []
+    for no, line in paragraph:
+        starts.append((len(text), no))
+        text += line.strip() + " "
+
+    def line_at(offset: int) -> int:
+        return max(no for at, no in starts if at <= offset)
+
+    out, begin = [], 0
+    for m in [*_SENTENCE_END.finditer(text), None]:
+        end = m.start() if m else len(text.rstrip())
+        if end > begin:
+            out.append((line_at(begin), line_at(max(begin, end - 1)), text[begin:end]))
+        begin = m.end() if m else begin
     return out
 
 
@@ -76,23 +109,50 @@ def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
     """The sentences of the reason-giving sections, with the file line each starts on."""
     first = _first_line(text, title_line, title)
     section: str | None = None
+    depth = 0  # the heading level of the current section: deeper headings stay inside it
     body: dict[str, list[tuple[int, str]]] = {}
     for i, line in enumerate(text.splitlines()):
         m = _HEADING.match(line)
         if m:
+            level = len(m.group(1))
+            if section is not None and level > depth:
+                continue  # "### Option 2" under "## Considered Options"
             found = SECTIONS.match(clean(m.group(2)))
-            section = found.group(1).capitalize() if found and len(m.group(1)) > 1 else None
+            section = found.group(1).capitalize() if found and level > 1 else None
+            depth = level
             continue
         if section is not None:
             body.setdefault(section, []).append((first + i, line))
     out = []
     for name, lines in body.items():
-        for no, para in _paragraphs(lines):
-            for piece in _SENTENCE_END.split(para):
+        for para in _paragraphs(lines):
+            item = bool(_BULLET.match(text.splitlines()[para[0][0] - first]))
+            for no, last, piece in _split(para):
                 words = clean(piece)
-                if len(words) >= 12 and any(c.isalpha() for c in words):
-                    out.append(Sentence(name, no, words))
+                least = MIN_ITEM_CHARS if item else MIN_CHARS
+                if len(words) >= least and any(c.isalpha() for c in words):
+                    out.append(Sentence(name, no, words, last))
     return out
+
+
+_STATUS_HEADING = re.compile(r"^#{1,6}\s*status\b", re.I)
+_STATUS_FIELD = re.compile(r"^\s*(?:[*-]\s*)?status\s*:\s*(\S.*?)\s*$", re.I)
+
+
+def written_status(text: str, first: int) -> tuple[str, int] | None:
+    """The status as the ADR writes it ("Pending review", "Under Review") and its file line:
+    the first line under a ``## Status`` heading, or a ``Status:`` field."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        field = _STATUS_FIELD.match(line)
+        if field:
+            return clean(field.group(1)).rstrip(".").strip(), first + i
+        if _STATUS_HEADING.match(line):
+            for j in range(i + 1, min(len(lines), i + 6)):
+                if lines[j].strip() and not _HEADING.match(lines[j]):
+                    return clean(lines[j]).rstrip(".").strip(), first + j
+            return None
+    return None
 
 
 _ADR_NUMBER = re.compile(r"\b(?:adr|decision(?:\s+record)?)[-\s#]*0*(\d{1,4})\b", re.I)
@@ -120,6 +180,17 @@ def commit_of(provenance: list[str]) -> tuple[int, str]:
     return 1, ""
 
 
+def boost(sentence: Sentence) -> float:
+    """What a sentence's place and wording add to its relevance: Decision sections and
+    reason-giving words state the "why" more often."""
+    return ((DECISION_BOOST if sentence.section.startswith("Decision") else 0.0)
+            + (REASON_BOOST if _REASON.search(sentence.text) else 0.0))
+
+
+def _git_source(sources: Any) -> str | None:
+    return next((str(s) for s in sources or [] if str(s).startswith("git:")), None)
+
+
 async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
                     ) -> StrategyResult | None:
     """The quotes of the best-ranked ADR, or None when no ADR was retrieved."""
@@ -134,20 +205,28 @@ async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
             continue
         props = row["props"]
         line, commit = commit_of(list(props.get("provenance") or []))
+        # the text is the file as of the read's snapshot: its lines cite that commit (the
+        # provenance's commit is the title line's and may predate later edits of the body)
+        read_at = await commit_at(ctx.settings, ctx.scope.tenant, ctx.scope.version,
+                                  _git_source(props.get("sources")))
+        commit = read_at[:7] if read_at else commit
         found = sentences(str(props["text"]), line, str(row["entity"].get("name") or ""))
         if not found:
             continue
         outcome = await reranker.rerank(ctx.query, [s.text for s in found], None)
-        scored = sorted(((r.score + (DECISION_BOOST if found[r.index].section.startswith(
-            "Decision") else 0.0), found[r.index]) for r in outcome.results),
-            key=lambda x: -x[0])[:QUOTES]
+        scored = sorted(((r.score + boost(found[r.index]), found[r.index])
+                         for r in outcome.results), key=lambda x: -x[0])[:QUOTES]
         quotes = sorted((s for _, s in scored), key=lambda s: s.line)
         result = StrategyResult("rationale")
+        written = written_status(str(props["text"]), _first_line(
+            str(props["text"]), line, str(row["entity"].get("name") or "")))
         result.facts.append({
             "adr": row["entity"], "status": props.get("status"), "date": props.get("date"),
+            "status_text": written[0] if written else None,
+            "status_ref": f"{props.get('path')}#L{written[1]}@{commit}" if written else None,
             "path": props.get("path"), "commit": commit,
             "quotes": [{"section": s.section, "line": s.line, "text": s.text,
-                        "evidence_ref": f"{props.get('path')}#L{s.line}@{commit}"}
+                        "evidence_ref": f"{props.get('path')}#{s.lines()}@{commit}"}
                        for s in quotes],
             "scores": [round(float(sc), 4) for sc, _ in scored]})
         return result

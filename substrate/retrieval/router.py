@@ -76,7 +76,10 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.8, r"\bdepend(?:s|ed|ing)?\s+on\b"),
     (_I.DEPENDENCY, 0.8, r"\bdependenc(?:y|ies)\b"),
     (_I.DEPENDENCY, 0.7, r"\b(?:relies|rely|relying)\s+on\b"),
-    (_I.DEPENDENCY, 0.6, r"\bwhat\s+does\s+.+?\s+(?:use|call|need|require)\b"),
+    (_I.DEPENDENCY, 0.6, r"\bwhat\s+(?:does|did|do)\s+.+?\s+(?:use|call|need|require)\b"),
+    # "which database does X use", "what broker did X use on <date>": X's dependencies
+    (_I.DEPENDENCY, 0.7, r"\b(?:which|what)\s+(?:\w+\s+){1,2}(?:does|did|do)\s+.+?\s+"
+                         r"(?:use|call|need|require|talk\s+to|connect\s+to)\b"),
     (_I.DEPENDENCY, 0.6, r"\bblast\s+radius\b|\bwhat\s+(?:would\s+)?breaks?\b"),
     (_I.DEPENDENCY, 0.5, r"\b(?:down|up)stream\b"),
     # passive: "what is used by X" names the user, so it asks for X's dependencies
@@ -111,6 +114,8 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.ATTRIBUTES, 0.85, r"\b(?:address(?:es)?|host\s?names?|hosts?|ports?|urls?|endpoints?"
                           r"|connection\s+strings?|uris?|dsn)\b"),
     (_I.ATTRIBUTES, 0.6, r"\bwhat\s+version\b|\bwhich\s+version\b|\bimage\s+tag\b"),
+    (_I.ATTRIBUTES, 0.85, r"\b(?:which|what)\s+(?:container\s+)?image\b"
+                          r"|\b(?:database|db|schema|bucket|queue|topic)\s+name\b"),
     (_I.WHEN, 0.9, r"^\W*when\s+(?:did|was|were|has|have|do)\b|\bsince\s+when\b"),
     (_I.WHEN, 0.7, r"\b(?:start(?:ed)?|stop(?:ped)?|beg[ia]n|ceased?|quit)\s+"
                    r"(?:calling|using|depending|talking|connecting|to\s+(?:call|use|depend))\b"),

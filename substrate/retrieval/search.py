@@ -38,6 +38,7 @@ from substrate.retrieval.rationale import rationale
 from substrate.retrieval.registry import STRATEGIES, plan_for
 from substrate.retrieval.rerank import HttpReranker, LocalReranker
 from substrate.retrieval.router import Intent, classify
+from substrate.retrieval.strategies_facts import first_seen
 from substrate.retrieval.time_scope import pin_scope
 from substrate.security.pii import redact
 
@@ -143,6 +144,10 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     if route.intent is Intent.DECISION_RATIONALE:
         quoted = await rationale(ctx, fused, reranker)
         results = results if quoted is None else {**results, "rationale": quoted}
+    history = results.get("edge_history")
+    if route.intent is Intent.WHEN and (history is None or not history.facts):
+        seen = await first_seen(ctx, fused)  # one entity named: when it first appeared
+        results = results if seen is None else {**results, "first_seen": seen}
     asserted = results
     results, resolutions = resolve_conflicts(results, load_ontology(), options.conflict_strategy)
     context = _context(results, fused, options.token_budget)

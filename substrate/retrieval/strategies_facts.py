@@ -17,8 +17,9 @@ from typing import Any
 
 from substrate.graph.ontology import load_ontology
 from substrate.retrieval import temporal
+from substrate.retrieval.attributes import rank as rank_attributes
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
-from substrate.retrieval.registry import register
+from substrate.retrieval.registry import STRATEGIES, register
 from substrate.retrieval.router import Intent
 from substrate.retrieval.time_scope import question_window, snapshots_by_version
 
@@ -92,6 +93,39 @@ async def edge_history(ctx: SearchContext) -> StrategyResult:
     return result
 
 
+FIRST_SEEN_LABELS = ("Service", "Infrastructure", "Team", "Developer", "DecisionNode")
+
+
+async def first_seen(ctx: SearchContext, fused: list[Hit]) -> StrategyResult | None:
+    """"When did X first appear / when was the ADR on Y added / when did T become the owner":
+    the snapshot that opened the entity's first validity interval (and, for an owner, its
+    first ownership edge). The entity is the first one the question names, else the best
+    ranked ADR. None when neither is there."""
+    named = [s["ceid"] for s in ctx.seeds if s["label"] in FIRST_SEEN_LABELS]
+    ranked = [h.id for h in fused if h.label == "DecisionNode"]
+    order = list(dict.fromkeys([*named, *ranked]))[:3]
+    if not order:
+        return None
+    rows = {r["entity"]["ceid"]: r for r in await ctx.reader.rows(
+        "retrieval/entity_history", ctx.scope, ceids=order)}
+    row = next((rows[c] for c in order if c in rows and rows[c]["iv_from"]), None)
+    if row is None:
+        return None
+    edge = row["owner_edge"]
+    owner = row["entity"]["label"] in ("Team", "Developer") and edge is not None
+    version = int(edge["valid_from_v"]) if owner else min(int(v) for v in row["iv_from"])
+    snaps = await snapshots_by_version(ctx.settings, ctx.scope.tenant, [version])
+    result = StrategyResult("first_seen")
+    refs = [str(r) for r in row["provenance"] if "#L" in str(r)]
+    hop = edge if owner else {"type": "DEFINED", "from": row["entity"]["ceid"],
+                              "to": row["entity"]["ceid"], "evidence_ref": refs[0] if refs
+                              else None, "source": "git", "confidence": 1.0}
+    result.hops.append({**hop, "hop": 1})
+    result.facts.append({"subject": row["entity"], "snapshot": snaps.get(version),
+                         "as_owner": owner, "hop": hop, "date": row.get("date")})
+    return result
+
+
 def attribute_values(props: dict[str, Any]) -> dict[str, Any]:
     """The edge properties that state an attribute, known keys first."""
     known = {k: props[k] for k in ATTRIBUTE_KEYS if props.get(k) not in (None, "", [])}
@@ -109,15 +143,18 @@ async def attributes(ctx: SearchContext) -> StrategyResult:
     subject = services[0]
     rows = await ctx.reader.rows("retrieval/edge_attributes", ctx.scope, ceid=subject["ceid"],
                                  limit=100)
-    for rank, r in enumerate(rows):
-        result.hits.append(Hit(r["target"]["ceid"], str(r["target"]["name"]),
-                               str(r["target"]["label"]), str(r["hop"]["type"]),
+    props = await ctx.reader.rows("retrieval/entity_props", ctx.scope,
+                                  ceids=[s["ceid"] for s in services[:2]])
+    nodes = {r["entity"]["ceid"]: r["props"] for r in props}
+    stated = rank_attributes(ctx.query, services[:2], rows, nodes)
+    for rank, c in enumerate(stated):
+        end = (c.get("edge") or {}).get("target") or c.get("node") or subject
+        result.hits.append(Hit(end["ceid"], str(end["name"]), str(end["label"]), c["value"],
                                1.0 / (1 + rank)))
-        result.hops.append({**r["hop"], "hop": 1})
-        result.facts.append({"subject": subject, "target": r["target"], "kind": r["kind"],
-                             "hop": r["hop"], "attributes": attribute_values(r["props"])})
-    if not rows:
-        result.facts.append({"subject": subject, "target": None, "attributes": {}})
+        if c.get("edge") is not None:
+            result.hops.append({**c["edge"]["hop"], "hop": 1})
+    result.facts.append({"subject": subject, "stated": stated,
+                         "attributes": [attribute_values(r["props"]) for r in rows[:20]]})
     return result
 
 
@@ -134,6 +171,7 @@ def iso_date(value: str | None) -> str:
 def install() -> None:
     register("window_changes", window_changes, Intent.TEMPORAL)
     register("edge_history", edge_history, Intent.WHEN)
+    register("vector", STRATEGIES["vector"], Intent.WHEN)  # the ADR a "when" question names
     register("attributes", attributes, Intent.ATTRIBUTES)
 
 

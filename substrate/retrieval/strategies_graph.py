@@ -71,18 +71,28 @@ async def callers(ctx: SearchContext) -> StrategyResult:
     return await _directed(ctx, "callers", "in", 1)
 
 
+async def defined_at(ctx: SearchContext, ceid: str) -> list[str]:
+    """The ``path#Lline@commit`` refs where the entity is defined (its provenance)."""
+    rows = await ctx.reader.rows("retrieval/entity_props", ctx.scope, ceids=[ceid])
+    refs = [str(r) for row in rows for r in row["props"].get("provenance") or []]
+    return [r for r in refs if "#L" in r]
+
+
 async def ownership(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("owns_traversal")
     services = [s for s in ctx.seeds if s["label"] == "Service"]
     if not services:
         infra = [s for s in ctx.seeds if s["label"] == "Infrastructure"]
         if infra:  # no ownership is read for infrastructure: the answer says nobody is recorded
-            result.facts.append({"subject": infra[0], **direct.merge_owners([])})
+            result.facts.append({"subject": infra[0], **direct.merge_owners([]),
+                                 "defined_at": await defined_at(ctx, infra[0]["ceid"])})
         result.note = "no service named in the question"
         return result
     service = services[0]
     rows = await ctx.reader.rows("retrieval/ownership", ctx.scope, ceid=service["ceid"])
     merged = direct.merge_owners(rows)
+    if not rows:  # nobody recorded: the answer cites where the service is defined
+        merged["defined_at"] = await defined_at(ctx, service["ceid"])
     for rank, owner in enumerate(merged["owners"]):
         result.hits.append(_hit(owner, 1.0 / (1 + rank)))
     result.hops = [{**r["hop"], "hop": 1} for r in rows]

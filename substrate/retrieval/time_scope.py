@@ -41,6 +41,20 @@ async def snapshots_by_version(settings: Settings, tenant: str,
     return {int(r[0]): snapshot_ref(dict(zip(_SNAPSHOT_COLUMNS, r, strict=True))) for r in rows}
 
 
+async def commit_at(settings: Settings, tenant: str, version: int,
+                    source: str | None = None) -> str | None:
+    """The git commit of the tenant's newest snapshot at or before ``version`` (of ``source``):
+    the commit whose file contents the graph holds at that version."""
+    rows = await _fetch(settings, "SELECT version, tenant_id, valid_at, source, note FROM "
+                        "snapshots WHERE tenant_id = %s AND version <= %s AND (%s::text IS NULL "
+                        "OR source = %s) AND note ~ '^[0-9a-f]{40} ' ORDER BY version DESC "
+                        "LIMIT 1", (tenant, version, source, source))
+    if not rows:
+        return None
+    commit = snapshot_ref(dict(zip(_SNAPSHOT_COLUMNS, rows[0], strict=True)))["commit"]
+    return str(commit) if commit else None
+
+
 async def release_instant(settings: Settings, tenant: str, tag: str) -> datetime | None:
     """When release ``tag`` happened: the first snapshot whose commit subject announces it."""
     rows = await _fetch(settings, "SELECT valid_at, note FROM snapshots WHERE tenant_id = %s "

@@ -18,7 +18,8 @@ running the product. Answer kinds:
 An answer is never right (nor counted as answered) when it is empty, "No grounded answer", a
 bare listing of retrieval hits ("Most relevant evidence: ...") or a sentence ending on a blank.
 Evidence is right when a citation's ``evidence_ref`` is a gold ``path`` + ``line`` (any commit),
-or resolves in the bundle (``git show commit:path``) to a line holding a gold ``token``.
+or resolves in the bundle (``git show commit:path``) to a line holding a gold ``token``; a range
+``path#L12-L14@commit`` (a quoted sentence wrapped over three lines) names each of its lines.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ DEVSET = PROJECT_ROOT.parent / "shared" / "devset"
 REPOS = ("bank-of-anthos", "retail-store-sample-app", "manage.get.gov", "fac")
 FAMILIES = ("dependencies", "callers", "ownership", "attributes", "decisions", "changes", "when")
 KINDS = ("entities", "value", "date", "rationale", "nobody")
-REF = re.compile(r"^(?P<path>.+?)#L(?P<line>\d+)(?:-L?\d+)?@(?P<commit>[0-9a-fA-F]{7,40})$")
+REF = re.compile(r"^(?P<path>.+?)#L(?P<line>\d+)(?:-L?(?P<last>\d+))?"
+                 r"@(?P<commit>[0-9a-fA-F]{7,40})$")
 EMPTY = re.compile(r"(no grounded answer|\b(by|on|is|are|of|to|from)\s+[.,;]|^\s*$)", re.I)
 # retrieval hits are not an answer: "Most relevant evidence: ..." or the composer's fallback
 LISTING = re.compile(r"^\s*(most relevant evidence:|no family answered)", re.I)
@@ -81,6 +83,15 @@ def blob_lines(repo: Path, commit: str, path: str) -> tuple[str, ...] | None:
 def parse_ref(ref: str) -> tuple[str, int, str] | None:
     m = REF.match(ref.strip())
     return (m["path"], int(m["line"]), m["commit"]) if m else None
+
+
+def ref_lines(ref: str) -> range:
+    """The lines a reference names: ``#L12`` one, ``#L12-L14`` (a wrapped sentence) three."""
+    m = REF.match(ref.strip())
+    if not m:
+        return range(0)
+    first = int(m["line"])
+    return range(first, max(first, int(m["last"] or first)) + 1)
 
 
 def _norm(text: str) -> str:
@@ -138,17 +149,19 @@ def answer_right(gold: dict[str, Any], text: str) -> bool:
 
 
 def evidence_right(gold: list[dict[str, Any]], refs: list[str], repo: Path | None) -> bool:
-    """Whether one of ``refs`` is a gold path+line, or resolves in ``repo`` to a gold token."""
+    """Whether one of ``refs`` names a gold path+line, or resolves in ``repo`` to a line holding
+    a gold token (a range ``#L12-L14`` names each of its lines)."""
     for ref in refs:
         parsed = parse_ref(ref)
         if parsed is None:
             continue
-        path, line, commit = parsed
-        if any(g["path"] == path and g["line"] == line for g in gold):
+        path, _, commit = parsed
+        span = ref_lines(ref)
+        if any(g["path"] == path and g["line"] in span for g in gold):
             return True
         lines = blob_lines(repo, commit, path) if repo is not None else None
-        if lines is not None and 1 <= line <= len(lines) and any(
-                g["token"] in lines[line - 1] for g in gold):
+        if lines is not None and any(1 <= n <= len(lines) and g["token"] in lines[n - 1]
+                                     for n in span for g in gold):
             return True
     return False
 

@@ -30,7 +30,7 @@ EMPTY_FACTS: list[tuple[str, dict[str, Any]]] = [
     ("dependencies", {"subject": SVC, "target": None, "depth": 0, "hops": []}),
     ("callers", {"subject": SVC, "target": None, "depth": 0, "hops": []}),
     ("edge_history", {"subject": SVC, "object": {**SVC, "name": "contacts"}, "intervals": []}),
-    ("attributes", {"subject": SVC, "target": None, "attributes": {}}),
+    ("attributes", {"subject": SVC, "stated": [], "attributes": []}),
     ("memory", {"subject": SVC, "kind": "DecisionNode", "item": {}, "props": {}, "hop": {},
                 "superseded_by": []}),
     ("window_changes", {"window": {"from": "2024-03-01", "to": "2024-04-01"}, "snapshots": 0,

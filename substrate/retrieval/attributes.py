@@ -1,0 +1,175 @@
+"""Attribute questions answered from what the connectors recorded, with no model.
+
+"What is the address of X?", "what Redis URL does X use?", "on which port does X listen?",
+"which image does X run?": the candidates are the addresses, hosts and ports on X's
+dependency edges in both directions (outgoing: what X uses; incoming: how others reach X)
+and X's own image, ports and environment (``attribute_refs`` give each one's line). Each
+candidate is scored against the question (pure functions, no database):
+
+* the kind of value asked (address/URL/endpoint, port, image, a name) must match (+3);
+* two named entities: only the edges between them count (+3);
+* the other end matches a word of the question (its name, kind, image or the address itself:
+  "Redis URL", "DynamoDB endpoint", "database URL", "virus scan URL") (+2);
+* the phrasing says who uses whom: "does X use / used by X" (X's outgoing edges) against
+  "address of X / X listen / reach X" (how X is reached, X's own ports) (+1);
+* "publish", "host port", "expose": X's own published ports (+2).
+
+The best score wins; candidates within one point of it are stated too (at most ``SHOWN``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SHOWN = 3
+_WANT = {
+    "port": re.compile(r"\bports?\b|\blisten\w*|\bpublish\w*|\bexpos\w+", re.I),
+    "image": re.compile(r"\bimages?\b|\bruns?\b|\bversion\b|\btag\b", re.I),
+    "address": re.compile(r"\baddress(?:es)?\b|\burls?\b|\buris?\b|\bendpoints?\b|\bdsn\b"
+                          r"|\bconnection\s+strings?\b|\bjdbc\b|\bhost\s?names?\b", re.I),
+    "name": re.compile(r"\b(?:database|db|schema|bucket|queue|topic)\s+names?\b", re.I),
+}
+_HOST_SIDE = re.compile(r"\bpublish\w*|\bhost\s+port|\bexpos\w+|\bon\s+the\s+host\b", re.I)
+_KINDS = {"database": ("database", "datastore", "db", "sql", "postgres", "postgresql", "mysql",
+                       "mariadb", "jdbc", "dynamodb", "mongodb", "mongo"),
+          "cache": ("cache", "redis", "memcached", "valkey"),
+          "queue": ("broker", "queue", "message", "messaging", "rabbitmq", "kafka", "amqp"),
+          "search": ("search", "opensearch", "elasticsearch")}
+_NAME_KEYS = re.compile(r"(?:^|_)(?:DB|DATABASE|DBNAME|SCHEMA|BUCKET|QUEUE|TOPIC)(?:_NAME)?$",
+                        re.I)
+_STOP = {"what", "which", "does", "did", "the", "use", "uses", "used", "for", "and", "with",
+         "address", "url", "port", "image", "run", "runs", "listen", "reach", "host", "name",
+         "endpoint", "from", "this", "that", "services", "service", "api", "its"}
+
+
+def wanted(question: str) -> set[str]:
+    """The kinds of value asked for (address when the question names none)."""
+    found = {k for k, rx in _WANT.items() if rx.search(question)}
+    return found or {"address"}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
+
+
+def _terms(question: str, seeds: list[dict[str, Any]]) -> set[str]:
+    named = set().union(*(_words(str(s.get("name") or "")) | _words(str(s.get("mention") or ""))
+                          for s in seeds)) if seeds else set()
+    return _words(question) - _STOP - named
+
+
+def _about(words: set[str], kind: str | None) -> set[str]:
+    """Words that describe an end: its own words plus the vocabulary of its kind."""
+    out = set(words)
+    for k, vocab in _KINDS.items():
+        if kind == k or words & set(vocab):
+            out |= set(vocab) | {k}
+    return out
+
+
+def _user_side(question: str, subject: dict[str, Any]) -> int:
+    """+1: the subject uses something ("does X use", "used by X"); -1: the subject is reached
+    ("address of X", "X's API", "does X listen", "reach X"); 0: unclear."""
+    names = [re.escape(n) for n in {str(subject.get("name") or ""),
+                                    str(subject.get("mention") or "")} if n]
+    if not names:
+        return 0
+    x = rf"(?:the\s+)?(?:{'|'.join(names)})"
+    if re.search(rf"\b(?:does|did|do)\s+{x}\s+(?:use|call|need|reach\s+\w|connect|talk|read|"
+                 rf"write)|\bused\s+by\s+{x}|\b{x}\s+uses?\b", question, re.I):
+        return 1
+    if re.search(rf"\b(?:of|reach|to)\s+{x}\b|\b{x}'s\b|\b{x}\s+(?:listen|serve|publish|run)",
+                 question, re.I):
+        return -1
+    return 0
+
+
+def _edge_candidates(row: dict[str, Any]) -> list[dict[str, Any]]:
+    props = row.get("props") or {}
+    hop = row.get("hop") or {}
+    out: list[dict[str, Any]] = []
+    address = props.get("address") or props.get("url") or props.get("uri")
+    if address:
+        out.append({"attr": "address", "value": str(address)})
+    if props.get("port") not in (None, ""):
+        out.append({"attr": "port", "value": str(props["port"])})
+    for c in out:
+        c.update(edge=row, outgoing=bool(row.get("outgoing")),
+                 refs=[str(hop.get("evidence_ref") or ""),
+                       *[str(r) for r in props.get("evidence_refs") or []]])
+    return out
+
+
+def _node_candidates(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str, Any]]:
+    lines: dict[tuple[str, str], str] = {}
+    for item in props.get("attribute_refs") or []:
+        kind, _, rest = str(item).partition("|")
+        value, _, ref = rest.rpartition("|")
+        lines[(kind, value)] = ref
+    out: list[dict[str, Any]] = []
+    if props.get("image"):
+        out.append({"attr": "image", "value": str(props["image"]),
+                    "refs": [lines.get(("image", str(props["image"])), "")]})
+    for port in props.get("ports") or []:
+        out.append({"attr": "port", "value": str(port), "refs": [lines.get(("port", port), "")],
+                    "own": True})
+    for pair in props.get("env") or []:
+        key, _, value = str(pair).partition("=")
+        if _NAME_KEYS.search(key) and value and "***" not in value:
+            out.append({"attr": "name", "value": value, "var": key,
+                        "refs": [lines.get(("env", key), "")]})
+    for c in out:
+        c["node"] = entity
+    return out
+
+
+def _score(c: dict[str, Any], want: set[str], terms: set[str], side: int, pair: bool,
+           host_side: bool) -> int:
+    score = 3 if c["attr"] in want else 0
+    edge = c.get("edge")
+    if edge is not None:
+        target = edge.get("target") or {}
+        about = _about(_words(str(target.get("name") or "")) | _words(str(edge.get("image")
+                       or "")) | _words(c["value"]), edge.get("kind"))
+        score += 2 if terms & about else 0
+        score += 3 if pair else 0
+        score += 1 if (side > 0 and c["outgoing"]) or (side < 0 and not c["outgoing"]) else 0
+    else:
+        score += 1 if side <= 0 else 0
+        score += 2 if host_side and c.get("own") else 0
+    return score
+
+
+def rank(question: str, seeds: list[dict[str, Any]], rows: list[dict[str, Any]],
+         nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The candidates worth stating, best first (empty: nothing recorded answers it).
+
+    ``seeds``: the named services/infrastructure, the subject first; ``rows``: the subject's
+    edges (``retrieval/edge_attributes``); ``nodes``: ceid -> properties of the named entities.
+    """
+    if not seeds:
+        return []
+    subject, want = seeds[0], wanted(question)
+    others = {s["ceid"] for s in seeds[1:]}
+    pair = bool(others) and any((r.get("target") or {}).get("ceid") in others for r in rows)
+    terms, side = _terms(question, seeds), _user_side(question, subject)
+    host_side = bool(_HOST_SIDE.search(question))
+    found = []
+    for row in rows:
+        if pair and (row.get("target") or {}).get("ceid") not in others:
+            continue
+        found += _edge_candidates(row)
+    if not pair:
+        found += _node_candidates(subject, nodes.get(subject["ceid"]) or {})
+    for c in found:
+        c["score"] = _score(c, want, terms, side, pair, host_side)
+    found = [c for c in found if c["attr"] in want]
+    if not found:
+        return []
+    best = max(c["score"] for c in found)
+    top = sorted((c for c in found if c["score"] >= best - 1), key=lambda c: -c["score"])
+    unique: dict[str, dict[str, Any]] = {}
+    for c in top:
+        unique.setdefault(c["value"], c)
+    return list(unique.values())[:SHOWN]

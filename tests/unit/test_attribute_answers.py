@@ -1,0 +1,113 @@
+"""Attribute answers (issue 8): which recorded value a question asks for (pure ranking, no
+database), and the lines a wrapped ADR sentence is cited with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from substrate.retrieval import composers as c
+from substrate.retrieval.attributes import rank, wanted
+from substrate.retrieval.rationale import sentences, written_status
+
+LEDGER = {"ceid": "infra:ledger-db", "name": "ledger-db", "label": "Infrastructure",
+          "mention": "ledger-db"}
+BALANCE = {"ceid": "service:balancereader", "name": "balancereader", "label": "Service",
+           "mention": "balancereader"}
+CHECKOUT = {"ceid": "service:checkout", "name": "checkout", "label": "Service",
+            "mention": "checkout"}
+
+
+def edge(target: dict[str, Any], outgoing: bool, address: str, port: str | None = None,
+         kind: str | None = None, image: str | None = None) -> dict[str, Any]:
+    props = {"address": address, "evidence_refs": [f"k8s/{target['name']}.yaml#L3@abc1234"]}
+    if port:
+        props["port"] = port
+    return {"target": target, "kind": kind, "image": image, "outgoing": outgoing, "props": props,
+            "hop": {"type": "CALLS", "evidence_ref": "k8s/config.yaml#L9@abc1234"}}
+
+
+def test_the_kind_of_value_asked_for() -> None:
+    assert wanted("On which port does ledger-db listen?") == {"port"}
+    assert wanted("Which image does db run?") == {"image"}
+    assert wanted("What Redis URL does checkout use?") == {"address"}
+    assert wanted("Which database name does accounts-db serve?") == {"name"}
+    assert wanted("Where is it?") == {"address"}  # nothing named: an address
+
+
+def test_address_of_x_is_how_others_reach_it() -> None:
+    frontend = {"ceid": "service:frontend", "name": "frontend", "label": "Service"}
+    rows = [edge(LEDGER, True, "jdbc:postgresql://ledger-db:5432/postgresdb", "5432",
+                 "database"),
+            edge(frontend, False, "balancereader:8080", "8080")]
+    got = rank("What is the address of balancereader's API?", [BALANCE], rows, {})
+    assert got[0]["value"] == "balancereader:8080"
+
+
+def test_a_kind_word_picks_the_dependency_the_subject_uses() -> None:
+    redis = {"ceid": "infra:checkout-redis", "name": "checkout-redis", "label": "Infrastructure"}
+    orders = {"ceid": "service:orders", "name": "orders", "label": "Service"}
+    rows = [edge(redis, True, "redis://checkout-redis:6379", "6379", "cache"),
+            edge(orders, True, "http://orders:8080", "8080")]
+    got = rank("What Redis URL does checkout use?", [CHECKOUT], rows, {})
+    assert got[0]["value"] == "redis://checkout-redis:6379"
+
+
+def test_two_named_entities_keep_only_the_edge_between_them() -> None:
+    other = {"ceid": "infra:accounts-db", "name": "accounts-db", "label": "Infrastructure"}
+    rows = [edge(LEDGER, True, "jdbc:postgresql://ledger-db:5432/postgresdb"),
+            edge(other, True, "jdbc:postgresql://accounts-db:5432/accounts-db")]
+    got = rank("At what address does balancereader reach ledger-db?", [BALANCE, LEDGER], rows,
+               {})
+    assert [g["value"] for g in got] == ["jdbc:postgresql://ledger-db:5432/postgresdb"]
+
+
+def test_own_image_and_published_port_cite_their_lines() -> None:
+    props = {"image": "postgres:16.1", "ports": ["5432:5432"],
+             "env": ["POSTGRES_DB=orders", "POSTGRES_PASSWORD=***"],
+             "attribute_refs": ["image|postgres:16.1|compose.yml#L50@abc1234",
+                                "port|5432:5432|compose.yml#L52@abc1234",
+                                "env|POSTGRES_DB|compose.yml#L54@abc1234"]}
+    db = {"ceid": "infra:orders-db", "name": "orders-db", "label": "Infrastructure"}
+    image = rank("Which image does orders-db run?", [db], [], {db["ceid"]: props})
+    assert image[0]["value"] == "postgres:16.1"
+    cites = c.Citations()
+    text = c.attributes([{"subject": db, "stated": image}], cites)
+    assert "postgres:16.1" in text and cites.items[0]["evidence_ref"].endswith("#L50@abc1234")
+    port = rank("Which host port does orders-db publish?", [db], [], {db["ceid"]: props})
+    assert port[0]["value"] == "5432:5432"
+    name = rank("Which database name does orders-db serve?", [db], [], {db["ceid"]: props})
+    assert [n["value"] for n in name] == ["orders"]  # never a masked secret
+
+
+def test_nothing_recorded_is_said_plainly() -> None:
+    assert rank("Which image does orders-db run?", [], [], {}) == []
+    text = c.attributes([{"subject": LEDGER, "stated": []}], c.Citations())
+    assert text.startswith("No address, port or image answering this is recorded for ledger-db")
+
+
+ADR = """# 21. Use Django Admin
+
+## Status
+
+Pending review.
+
+## Decision
+
+Use Django's Admin site for administrative actions. Django
+Admin gives administrators all the powers we anticipate needing, with little overhead on the
+development team.
+
+## Considered Options
+
+### Option 1
+
+- Composability
+"""
+
+
+def test_a_wrapped_sentence_cites_its_line_range_and_options_are_read() -> None:
+    found = {s.text[:20]: s for s in sentences(ADR, 1, "Use Django Admin")}
+    assert found["Use Django's Admin s"].lines() == "L9"
+    assert found["Django Admin gives a"].lines() == "L9-L11"
+    assert found["Composability"].section == "Considered options"
+    assert written_status(ADR, 1) == ("Pending review", 5)

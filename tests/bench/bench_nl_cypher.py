@@ -6,7 +6,10 @@ fresh tenant (no embedder: the graph is what is queried) and deleted after.
 
 Reports, per dataset and overall, per shape group (the eight use-case shapes RSN-UC-01..08 vs
 the others): questions, answered (not abstained), right, wrong, accuracy of claimed and of all;
-latency p50/p95 (last of ``ROUNDS`` rounds). ``BENCH_NL_DATASETS=demo,retail`` narrows it.
+latency p50/p95 (last of ``ROUNDS`` rounds); and the confidence each answer would carry in
+``/search`` (``nl_cypher.assumptions.confidence``): wrong answers at or above ``HIGH`` (0.7,
+the issue's target is none) and a table of confidence band vs right/wrong.
+``BENCH_NL_DATASETS=demo,retail`` narrows it.
 Writes ``$SUBSTRATE_HOME/bench/nl_cypher.json``.
 """
 
@@ -22,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from substrate.retrieval.nl_cypher.assumptions import HIGH
 from substrate.retrieval.scope import ReadScope
 from substrate.services import open_services
 from substrate.settings import Settings
@@ -115,6 +119,31 @@ def figures(outcomes: list[Outcome]) -> dict[str, Any]:
     return out
 
 
+BANDS = ((0.0, 0.5), (0.5, HIGH), (HIGH, 1.01))
+
+
+def _band(low: float, high: float) -> str:
+    return f"[{low:.1f}, {min(high, 1.0):.1f}{']' if high > 1 else ')'}"
+
+
+def confidence_figures(outcomes: list[Outcome]) -> dict[str, Any]:
+    """Wrong answers with high confidence, and right/wrong per confidence band (answered only)."""
+    claimed = [o for o in outcomes if o.status != "abstained"]
+    table = {_band(lo, hi): {s: sum(o.status == s for o in claimed if lo <= o.confidence < hi)
+                             for s in ("right", "wrong")} for lo, hi in BANDS}
+    return {"high": HIGH, "wrong_high_confidence": sum(o.status == "wrong"
+                                                       and o.confidence >= HIGH for o in claimed),
+            "right_high_confidence": sum(o.status == "right" and o.confidence >= HIGH
+                                         for o in claimed),
+            "bands": table}
+
+
+def _conf_line(label: str, c: dict[str, Any]) -> str:
+    bands = "; ".join(f"{b} right {v['right']} wrong {v['wrong']}" for b, v in c["bands"].items())
+    return (f"{label}: wrong with confidence >= {c['high']}: {c['wrong_high_confidence']} "
+            f"(right with it: {c['right_high_confidence']}); {bands}")
+
+
 def _line(label: str, f: dict[str, Any]) -> str:
     return (f"{label}: {f['questions']} questions, answered {f['answered']}, right {f['right']} "
             f"({100 * f['accuracy_of_claimed']:.0f}% of claimed, "
@@ -129,19 +158,24 @@ def main() -> None:
     per: dict[str, list[Outcome]] = {name: run_dataset(settings, name) for name in wanted}
     report: dict[str, Any] = {"benchmark": "nl_cypher", "rounds": ROUNDS, "datasets": {}}
     for name, outcomes in per.items():
-        report["datasets"][name] = figures(outcomes)
+        report["datasets"][name] = figures(outcomes) | {"confidence":
+                                                         confidence_figures(outcomes)}
         for group, _ in GROUPS:
             print(_line(f"{name} / {group}", report["datasets"][name][group]))
+        print(_conf_line(f"{name} / confidence", report["datasets"][name]["confidence"]))
     everything = [o for outcomes in per.values() for o in outcomes]
-    report["overall"] = figures(everything)
+    report["overall"] = figures(everything) | {"confidence": confidence_figures(everything)}
     for group, _ in GROUPS:
         print(_line(f"overall / {group}", report["overall"][group]))
+    print(_conf_line("overall / confidence", report["overall"]["confidence"]))
     report["misses"] = [{"dataset": n, "id": o.qid, "q": o.question, "status": o.status,
-                         "got": o.got, "expected": o.expected}
+                         "got": o.got, "expected": o.expected, "confidence": o.confidence,
+                         "assumptions": list(o.assumptions)}
                         for n, outcomes in per.items() for o in outcomes if o.status != "right"]
     for miss in report["misses"]:
         print(f"  {miss['status']}: {miss['dataset']} {miss['id']} {miss['q']!r}: "
-              f"got {miss['got']} expected {miss['expected']}")
+              f"got {miss['got']} expected {miss['expected']} "
+              f"(confidence {miss['confidence']})")
     report |= {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
                "load_average_1m": round(os.getloadavg()[0], 2)}
     out = Path(settings.home) / "bench" / "nl_cypher.json"

@@ -12,6 +12,7 @@ from typing import Any
 
 from substrate.retrieval.cypher_run import run_cypher
 from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.nl_cypher.assumptions import confidence
 from substrate.retrieval.nl_cypher.emit import to_cypher
 from substrate.retrieval.nl_cypher.parser import parse
 from substrate.retrieval.nl_cypher.rows import entities
@@ -33,6 +34,8 @@ class Outcome:
     got: Any
     expected: Any
     shape: str = ""
+    confidence: float = 0.0  # what /search reports for this answer (``assumptions.confidence``)
+    assumptions: tuple[str, ...] = ()
 
 
 def load(name: str = "demo_acme.jsonl") -> list[dict[str, Any]]:
@@ -62,4 +65,6 @@ async def evaluate(services: Services, scope: ReadScope, item: dict[str, Any]) -
     ms = (time.perf_counter() - started) * 1000
     got = _answer(plan.mode, result["columns"], result["rows"])
     status = "right" if got == expected else "wrong"
-    return Outcome(item["id"], item["q"], item["uc"], status, ms, got, expected, plan.shape)
+    score = confidence("embedded", plan.mode, result["rows"], plan.assumptions)
+    return Outcome(item["id"], item["q"], item["uc"], status, ms, got, expected, plan.shape,
+                   score, tuple(plan.assumptions))

@@ -18,6 +18,7 @@ from substrate.llm.roles import role_config
 from substrate.retrieval.answer import Citation
 from substrate.retrieval.context import SearchContext, StrategyResult
 from substrate.retrieval.nl_cypher import answer as nl_answer
+from substrate.retrieval.nl_cypher import assumptions as assumed
 from substrate.retrieval.nl_cypher.parser import parse
 from substrate.retrieval.nl_cypher.plan import Plan
 from substrate.retrieval.nl_cypher.schema import load_schema
@@ -71,7 +72,9 @@ def answer(results: dict[str, StrategyResult], text: str,
     fact = _fact(results)
     if fact is None or "rows" not in fact:
         return text, citations
-    return nl_answer.compose(fact)
+    composed, cites = nl_answer.compose(fact)
+    empty = assumed.is_empty(str(fact.get("mode")), fact["rows"])
+    return assumed.sentence(fact.get("assumptions") or [], empty) + composed, cites
 
 
 def route_fields(results: dict[str, StrategyResult]) -> dict[str, Any]:
@@ -91,4 +94,14 @@ def flag(confidence: dict[str, Any], results: dict[str, StrategyResult]) -> dict
         return {**confidence, "low_confidence_warning": True,
                 "low_confidence_reason": "NL→Cypher fell back to hybrid retrieval: "
                                          + str(fact["fallback"])}
-    return confidence
+    if fact is None or "confidence" not in fact:
+        return confidence
+    score = float(fact["confidence"])  # the answer's, not the edges' (kept as evidence_)
+    out = {**confidence, "evidence_confidence": confidence["confidence"], "confidence": score,
+           "assumptions": list(fact.get("assumptions") or [])}
+    if score < assumed.HIGH:
+        reasons = out["assumptions"] or ["the translated query matched nothing"]
+        out |= {"low_confidence_warning": True,
+                "low_confidence_reason": "NL→Cypher answer rests on assumptions: "
+                                         + "; ".join(reasons)}
+    return out

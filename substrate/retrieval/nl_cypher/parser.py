@@ -20,6 +20,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 from lark.lexer import Lexer
 
+from substrate.retrieval.nl_cypher.assumptions import assumed
 from substrate.retrieval.nl_cypher.lexicon import Sense
 from substrate.retrieval.nl_cypher.plan import Cond, Node, Plan
 from substrate.retrieval.nl_cypher.tagger import Tagged, Unparsed, readings, tag
@@ -282,7 +283,10 @@ def parse(question: str, schema: Schema, now: datetime | None = None) -> Plan:
         except LarkError:
             continue
         try:
-            return build(tree, schema)
+            plan = build(tree, schema)
         except Unparsed as exc:
             reason = str(exc)
+            continue
+        plan.assumptions = assumed(slots, tokens)
+        return plan
     raise Unparsed(reason)

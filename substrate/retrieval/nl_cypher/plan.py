@@ -43,6 +43,7 @@ class Plan:
     params: dict[str, Any] = field(default_factory=dict)
     reading: str = ""
     shape: str = ""  # the question shape (for the benchmark's per-shape accuracy)
+    assumptions: list[str] = field(default_factory=list)  # what the reading took for granted
 
     def context(self) -> dict[str, Any]:
         """The Jinja context of ``cypher/nl/select.cypher.j2``."""

@@ -16,6 +16,7 @@ from substrate.errors import Forbidden, SubstrateError
 from substrate.llm.roles import RoleLLM, Usage, role_config
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.cypher_run import run_cypher
+from substrate.retrieval.nl_cypher import assumptions as assumed
 from substrate.retrieval.nl_cypher import rows as row_tools
 from substrate.retrieval.nl_cypher.emit import to_cypher
 from substrate.retrieval.nl_cypher.parser import parse
@@ -60,7 +61,7 @@ async def _embedded(ctx: SearchContext, attempts: list[dict[str, Any]]) -> dict[
         return None
     query, params = to_cypher(ctx.reader.cypher, plan)
     attempt = await _execute(ctx, query, params, "embedded")
-    attempt.update(mode=plan.mode, shape=plan.shape)
+    attempt.update(mode=plan.mode, shape=plan.shape, assumptions=plan.assumptions)
     attempts.append(attempt)
     return attempt
 
@@ -106,7 +107,10 @@ async def nl_cypher(ctx: SearchContext) -> StrategyResult:
         rows = answer["result"]
         fact.update(translator=answer["translator"], cypher=answer["cypher"],
                     params=answer["params"], mode=answer.get("mode", "rows"),
-                    columns=rows["columns"], rows=rows["rows"], truncated=rows["truncated"])
+                    columns=rows["columns"], rows=rows["rows"], truncated=rows["truncated"],
+                    assumptions=answer.get("assumptions", []))
+        fact["confidence"] = assumed.confidence(fact["translator"], fact["mode"], fact["rows"],
+                                                fact["assumptions"])
         result.hits = [Hit(e["ceid"], str(e.get("name") or e["ceid"]), e.get("label", ""),
                            f"{e.get('name') or e['ceid']}: answer of the NL→Cypher query",
                            round(1.0 / (1 + n), 6))

@@ -210,3 +210,32 @@ def test_kustomize_config_map_generator(tmp_path: Path) -> None:
     assert cache.evidence_ref == f"app/worker.env#L2@{short}"
     assert "service:search" in {n.ceid for n in batch.nodes}
     assert not any(e.src == "service:worker" and e.dst == "service:search" for e in batch.edges)
+
+
+POPULATE_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: populate-orders-db
+spec:
+  template:
+    spec:
+      containers:
+      - name: populate
+        image: postgres:16
+        env:
+        - name: DATABASE
+          value: postgresql://orders-db:5432/orders
+"""
+
+
+def test_a_job_that_populates_a_database_is_a_workload_not_a_datastore(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    commit_tree(repo, {"k8s/orders-db.yaml": ORDERS_DB, "k8s/populate.yaml": POPULATE_JOB},
+                "init", "2026-08-03T09:00:00Z")
+    batch = batch_at(repo)
+    job = next(n for n in batch.nodes if n.name == "populate-orders-db")
+    assert (job.ceid, job.label) == ("service:populate-orders-db", "Service")
+    assert "kind" not in job.props  # no Infrastructure kind on a workload
+    db = next(n for n in batch.nodes if n.name == "orders-db")
+    assert (db.label, db.props["kind"]) == ("Infrastructure", "database")
+    assert _edge(batch, "service:populate-orders-db", "infra:orders-db").type == "DEPENDS_ON"

@@ -137,6 +137,7 @@ def node_entry(h: ElementHistory, ontology: Ontology) -> dict[str, Any]:
     after = (h.after or {}).get("props") if change != "removed" else None
     before = _node_props(h.before) if h.before is not None else None
     diff: dict[str, dict[str, Any]] = {}
+    evidence: dict[str, dict[str, Any]] = {}  # the node's evidence lists, apart from its facts
     if change == "changed":
         old = h.before or {}
         diff = {k: {"before": old.get(k), "after": v} for k, v in (after or {}).items()
@@ -145,11 +146,11 @@ def node_entry(h: ElementHistory, ontology: Ontology) -> dict[str, Any]:
         if h.source_change or (h.last_source and old_sources
                                and h.last_source not in old_sources):
             diff["sources"] = {"before": old_sources, "after": None}
+        evidence = {k: diff.pop(k) for k in sorted(NODE_EVIDENCE_KEYS & set(diff))}
         if not diff:
-            change = ("evidence" if (h.after or {}).get("provenance") != old.get("provenance")
-                      and h.after is not None and "provenance" in old else "transient")
-        elif not set(diff) - NODE_EVIDENCE_KEYS:
-            change = "evidence"
+            change = ("evidence" if evidence or (
+                h.after is not None and "provenance" in old
+                and h.after.get("provenance") != old.get("provenance")) else "transient")
     provenance = ((h.after or {}).get("provenance") if change != "removed"
                   else (h.before or {}).get("provenance"))
     label = (h.after or {}).get("label") or ontology.label_for_ceid(h.id)
@@ -157,7 +158,7 @@ def node_entry(h: ElementHistory, ontology: Ontology) -> dict[str, Any]:
     return {"kind": "node", "id": h.id, "label": label, "name": name, "change": change,
             "before": before if change in ("removed", "changed") else None,
             "after": after if change in ("added", "changed") else None,
-            "changed_keys": diff, "versions": list(h.versions),
+            "changed_keys": diff, "evidence_keys": evidence, "versions": list(h.versions),
             "evidence": [str(p) for p in provenance or []]}
 
 

@@ -60,8 +60,9 @@ def one(settings: Settings, name: str, until: str | None) -> dict[str, Any]:
             raise RuntimeError(done.stderr.strip())
         report = json.loads(done.stdout)["sources"][0]
     finally:
-        driver.execute_query("MATCH (n {tenant_id: $t}) CALL (n) { DETACH DELETE n } "
-                             "IN TRANSACTIONS OF 5000 ROWS", t=tenant)
+        with driver.session() as session:  # an implicit transaction: batches of deletes
+            session.run("MATCH (n {tenant_id: $t}) CALL (n) { DETACH DELETE n } "
+                        "IN TRANSACTIONS OF 5000 ROWS", t=tenant).consume()
         driver.close()
     return {"repo": name, "until": until, "commits": len(results),
             "replay_seconds": round(replay_s, 1), "renames": renames, **report}

@@ -151,7 +151,10 @@ def _change_line(e: dict[str, Any], cites: Citations) -> str:
     evidence = [str(r) for r in e.get("evidence") or [] if "#" in str(r)]
     ref = cites.cite({"evidence_ref": evidence[0], "type": "CHANGED", "from": e.get("id"),
                       "to": e.get("id"), "source": snap.get("source")}) if evidence else ""
-    return f"{e.get('change')} {e.get('label')} {e.get('name')}{at}{ref}"
+    ident = str(e.get("id") or "")
+    named = f"{ident} \"{e.get('name')}\"" if ident and e.get("name") not in (None, ident) \
+        and e.get("label") == "DecisionNode" else str(e.get("name") or ident)
+    return f"{e.get('change')} {e.get('label')} {named}{at}{ref}"
 
 
 def window(fact: dict[str, Any], cites: Citations) -> str:

@@ -107,6 +107,9 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.TEMPORAL, 0.85, r"\bwhat\s+(?:has\s+)?changed\b"
                         r"|\bchanges?\s+(?:since|between|before|after)\b"),
     (_I.TEMPORAL, 0.8, r"\bstate\s+of\s+the\s+graph\b|\bpoint[-\s]in[-\s]time\b"),
+    # "which decisions were added in July 2026": what changed, about one kind of thing
+    (_I.TEMPORAL, 0.85, r"\b(?:were|was|got)\s+(?:added|recorded|introduced|created|removed"
+                        r"|written|dropped)\s+(?:in|between|during|since|before|after|on)\b"),
     (_I.TEMPORAL, 0.8, r"\b(?:before|after|during|since)\s+(?:the\s+|\w+\s+\w+'s\s+|\w+'s\s+)?"
                        r"(?:outage|incident|deploy\w*|release|rollout)\b"),
     (_I.TEMPORAL, 0.5, r"\b(?:diff|delta|history|timeline)\b"),
@@ -116,7 +119,8 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.ATTRIBUTES, 0.6, r"\bwhat\s+version\b|\bwhich\s+version\b|\bimage\s+tag\b"),
     (_I.ATTRIBUTES, 0.85, r"\b(?:which|what)\s+(?:container\s+)?image\b"
                           r"|\b(?:database|db|schema|bucket|queue|topic)\s+name\b"),
-    (_I.WHEN, 0.9, r"^\W*when\s+(?:did|was|were|has|have|do)\b|\bsince\s+when\b"),
+    # a question opening with "when did/was" asks for a time, whatever else it names
+    (_I.WHEN, 0.95, r"^\W*when\s+(?:did|was|were|has|have|do)\b|\bsince\s+when\b"),
     (_I.WHEN, 0.7, r"\b(?:start(?:ed)?|stop(?:ped)?|beg[ia]n|ceased?|quit)\s+"
                    r"(?:calling|using|depending|talking|connecting|to\s+(?:call|use|depend))\b"),
     (_I.STRATEGIC_RISKS, 0.9, r"\bsingle\s+points?\s+of\s+failure\b|\bspofs?\b"),

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -39,6 +40,23 @@ def _rank(entry: dict[str, Any]) -> tuple[int, str]:
     return (1 if moved and entry["type"] in STRUCTURAL else 3, entry["id"])
 
 
+_FOCUS = (
+    (re.compile(r"\b(?:decisions?|adrs?|architecture\s+decision)", re.I), {"DecisionNode"}),
+    (re.compile(r"\b(?:code\s?owners?|ownership|owners?)\b", re.I),
+     {"OWNS", "PRIMARY_OWNER", "Team", "Developer"}),
+    (re.compile(r"\b(?:services?|datastores?|databases?|dependenc(?:y|ies))\b", re.I),
+     {"Service", "Infrastructure", "CALLS", "DEPENDS_ON"}),
+)
+
+
+def _focus(question: str) -> set[str] | None:
+    """The labels/edge types a "what changed" question is about, None for everything."""
+    for rx, labels in _FOCUS:
+        if rx.search(question):
+            return labels
+    return None
+
+
 async def window_changes(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("window_changes")
     window = await question_window(ctx)
@@ -49,6 +67,10 @@ async def window_changes(ctx: SearchContext) -> StrategyResult:
     _, snaps, entries = await temporal.changes(ctx.settings, ctx.reader, ctx.scope, start, end,
                                                load_ontology(), strict=False)
     entries = sorted((e for e in entries if e["change"] != "transient"), key=_rank)
+    focus = _focus(ctx.query)
+    if focus is not None:  # "which decisions were added", "what changed in code ownership"
+        kept = [e for e in entries if (e.get("label") or e.get("type")) in focus]
+        entries = kept or entries
     result.truncated = len(entries) > MAX_CHANGES
     shown = entries[:MAX_CHANGES]
     for rank, e in enumerate(shown):
@@ -74,12 +96,25 @@ async def edge_history(ctx: SearchContext) -> StrategyResult:
     for s in ends:
         if all(s.get("name") != n.get("name") for n in names):
             names.append(s)
-    if len(names) < 2:
-        result.note = "the question names fewer than two services"
+    if not names:
+        result.note = "the question names no service"
         return result
-    subject, obj = names[0], names[1]
+    subject = names[0]
+    if len(names) > 1:
+        obj, objects = names[1], _names(names[1])
+    else:  # the other end may be gone from the graph now ("start depending on MinIO")
+        words = [w for w in re.findall(r"[A-Za-z0-9][\w.-]*[A-Za-z0-9]", ctx.query)
+                 if w.lower() not in {n.lower() for n in _names(subject)}]
+        obj, objects = None, list(dict.fromkeys([*words, *(w.lower() for w in words)]))
     rows = await ctx.reader.rows("retrieval/edge_history", ctx.scope, subjects=_names(subject),
-                                 objects=_names(obj), limit=MAX_INTERVALS)
+                                 objects=objects, limit=MAX_INTERVALS)
+    if obj is None:
+        if not rows:
+            result.note = "the question names one service and no other end it ever had"
+            return result
+        other = rows[0]["hop"]["to"]
+        obj = {"ceid": other, "name": other.split(":", 1)[-1], "label": "Entity"}
+        rows = [r for r in rows if r["hop"]["to"] == other]
     versions = {int(r["hop"]["valid_from_v"]) for r in rows}
     versions |= {int(r["valid_to_v"]) for r in rows if r["valid_to_v"] is not None}
     snaps = await snapshots_by_version(ctx.settings, ctx.scope.tenant, sorted(versions))
@@ -101,9 +136,17 @@ async def first_seen(ctx: SearchContext, fused: list[Hit]) -> StrategyResult | N
     the snapshot that opened the entity's first validity interval (and, for an owner, its
     first ownership edge). The entity is the first one the question names, else the best
     ranked ADR. None when neither is there."""
-    named = [s["ceid"] for s in ctx.seeds if s["label"] in FIRST_SEEN_LABELS]
+    named = [s["ceid"] for s in ctx.seeds if s["label"] in FIRST_SEEN_LABELS
+             and s["label"] != "DecisionNode"]  # an ADR by relevance, not by a fuzzy name
+    # "@user" / "@org/team" as an ownership file writes them (see connectors/codeowners.py)
+    named += [f"team:{h.split('/')[-1]}" if "/" in h else f"dev:{h}"
+              for h in re.findall(r"(?<![\w@])@([\w.-]+(?:/[\w.-]+)?)", ctx.query)]
     ranked = [h.id for h in fused if h.label == "DecisionNode"]
     order = list(dict.fromkeys([*named, *ranked]))[:3]
+    # a name that was a service in one period and infrastructure in another is one thing
+    order += [f"{p}:{c.split(':', 1)[1]}" for c in order[:1]
+              for p in ("service", "infra") if c.split(":", 1)[0] in ("service", "infra")]
+    order = list(dict.fromkeys(order))
     if not order:
         return None
     rows = {r["entity"]["ceid"]: r for r in await ctx.reader.rows(
@@ -111,9 +154,12 @@ async def first_seen(ctx: SearchContext, fused: list[Hit]) -> StrategyResult | N
     row = next((rows[c] for c in order if c in rows and rows[c]["iv_from"]), None)
     if row is None:
         return None
+    same = [r for c, r in rows.items() if r["iv_from"] and r["entity"].get("name")
+            == row["entity"].get("name") and c.split(":", 1)[0] in ("service", "infra")]
     edge = row["owner_edge"]
     owner = row["entity"]["label"] in ("Team", "Developer") and edge is not None
-    version = int(edge["valid_from_v"]) if owner else min(int(v) for v in row["iv_from"])
+    version = int(edge["valid_from_v"]) if owner else min(
+        int(v) for r in (same or [row]) for v in r["iv_from"])
     snaps = await snapshots_by_version(ctx.settings, ctx.scope.tenant, [version])
     result = StrategyResult("first_seen")
     refs = [str(r) for r in row["provenance"] if "#L" in str(r)]

@@ -177,6 +177,8 @@ class Scored:
     ms: float
     answer: str = ""
     refs: list[str] = field(default_factory=list)
+    confidence: float | None = None  # the answer confidence /search reported
+    intent: str = ""  # the family the router chose
 
 
 def citations(response: dict[str, Any]) -> list[str]:
@@ -190,9 +192,12 @@ def score(item: dict[str, Any], response: dict[str, Any], repo: Path | None,
     refs = citations(response)
     answered = not (EMPTY.search(text) or LISTING.search(text))
     used_model = model_configured and "explain" not in (response.get("degraded") or [])
+    reported = (response.get("confidence") or {}).get("confidence")
     return Scored(item["id"], item["family"], answered, answer_right(item["answer"], text),
                   evidence_right(item["evidence"], refs, repo), answered and not used_model,
-                  ms, text[:400], refs[:8])
+                  ms, text[:400], refs[:8],
+                  float(reported) if isinstance(reported, int | float) else None,
+                  str((response.get("route") or {}).get("intent") or ""))
 
 
 def summarise(scored: list[Scored]) -> dict[str, Any]:

@@ -169,9 +169,12 @@ class ManifestReader:
         for work in manifests.workloads:
             image = work.images[0].value if work.images else None
             # a Job/CronJob runs to completion: one that loads a database (its image is the
-            # database's client) is a workload, never itself a datastore
-            label = "Service" if work.kind in RUN_TO_COMPLETION else _label(image, work.ports)
+            # database's client) is neither a datastore nor a service: Infrastructure(kind=job)
+            batch = work.kind in RUN_TO_COMPLETION
+            label = "Infrastructure" if batch else _label(image, work.ports)
             entity = self.index.register(label, work.name.value, self.ref(work.name))
+            if batch:
+                entity.props.setdefault("kind", "job")
             _add_props(entity, work.images[0] if work.images else None, work.env, "k8s", work.ports,
                        self.ref)
             _union(entity.props, "manifests", [work.path])

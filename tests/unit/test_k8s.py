@@ -228,14 +228,15 @@ spec:
 """
 
 
-def test_a_job_that_populates_a_database_is_a_workload_not_a_datastore(tmp_path: Path) -> None:
+def test_a_job_that_populates_a_database_is_neither_a_datastore_nor_a_service(
+        tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "repo")
     commit_tree(repo, {"k8s/orders-db.yaml": ORDERS_DB, "k8s/populate.yaml": POPULATE_JOB},
                 "init", "2026-08-03T09:00:00Z")
     batch = batch_at(repo)
     job = next(n for n in batch.nodes if n.name == "populate-orders-db")
-    assert (job.ceid, job.label) == ("service:populate-orders-db", "Service")
-    assert "kind" not in job.props  # no Infrastructure kind on a workload
+    assert (job.ceid, job.label, job.props["kind"]) == ("infra:populate-orders-db",
+                                                        "Infrastructure", "job")
     db = next(n for n in batch.nodes if n.name == "orders-db")
     assert (db.label, db.props["kind"]) == ("Infrastructure", "database")
-    assert _edge(batch, "service:populate-orders-db", "infra:orders-db").type == "DEPENDS_ON"
+    assert _edge(batch, "infra:populate-orders-db", "infra:orders-db").type == "DEPENDS_ON"

@@ -4,7 +4,9 @@ Every ``evidence_ref`` (and every ref in ``evidence_refs``) of a relationship a 
 asserted, live or closed, must resolve: ``path#L<line>@<commit>`` names a file that exists at
 that commit (``git show <commit>:<path>``), the line is in range, and the line states the fact
 - at least one key token of the fact (a name of either end, or an address/host/port/value
-property) is on it. Lines are compared case-insensitively with punctuation removed, so
+property) is on it. Document-to-chunk structure edges cite ``path#chunkN`` (a segment of a
+document, not a line stating a fact): they are counted apart (``chunk_refs``). Lines are
+compared case-insensitively with punctuation removed, so
 ``BALANCES_API_ADDR: "balancereader:8080"`` states ``DEPENDS_ON service:balancereader``.
 """
 
@@ -19,6 +21,7 @@ from typing import Any
 from substrate.connectors.gitcmd import GitError, run_git
 
 REF = re.compile(r"^(?P<path>.+)#L(?P<line>\d+)@(?P<commit>[0-9a-f]{4,40})$")
+CHUNK_REF = re.compile(r"^.+#chunk\d+(-chunk\d+)?$")  # document -> chunk structure, not a stated fact
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _FACT_PROPS = ("address", "host", "port", "var", "configmap", "api", "handle", "pattern", "section",
                "value", "image", "name", "url", "path")
@@ -65,6 +68,7 @@ class AuditReport:
     refs: int = 0
     resolved: int = 0
     edges: int = 0
+    chunk_refs: int = 0  # ``path#chunkN`` of document/chunk structure edges: counted apart
     failures: list[Failure] = field(default_factory=list)
     reasons: dict[str, int] = field(default_factory=dict)
 
@@ -79,6 +83,7 @@ class AuditReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "edges": self.edges, "refs": self.refs,
+                "chunk_refs": self.chunk_refs,
                 "resolved": self.resolved, "share": round(self.share, 6),
                 "failure_reasons": self.reasons,
                 "examples": [f.as_dict() for f in self.failures]}
@@ -113,8 +118,11 @@ def audit_edges(repo: Path, source: str, edges: list[dict[str, Any]]) -> AuditRe
     checks: list[tuple[str, dict[str, Any]]] = []
     for edge in edges:
         refs = [edge.get("evidence_ref"), *(edge.get("evidence_refs") or [])]
-        for ref in dict.fromkeys(r for r in refs if r):
-            checks.append((str(ref), edge))
+        for ref in dict.fromkeys(str(r) for r in refs if r):
+            if CHUNK_REF.match(ref):
+                report.chunk_refs += 1
+            else:
+                checks.append((ref, edge))
     parsed = {ref: REF.match(ref) for ref, _ in checks}
     texts = read_blobs(repo, (f"{m['commit']}:{m['path']}" for m in parsed.values() if m))
     for ref, edge in checks:

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from substrate.connectors import blame
-from substrate.connectors.evidence_audit import REF, key_tokens, squash
+from substrate.connectors.evidence_audit import CHUNK_REF, REF, key_tokens, squash
 from substrate.connectors.gitcmd import tree_blobs
 from substrate.connectors.renames import detect
 from substrate.graph.records import GraphBatch, NodeRecord
@@ -69,6 +69,8 @@ def test_audit_tokens_and_refs() -> None:
     assert m is not None and (m["path"], m["line"], m["commit"]) == (
         "kubernetes-manifests/a b.yaml", "12", "abc1234")
     assert REF.match("no ref") is None
+    assert CHUNK_REF.match("docs/adr/0002-x.md#chunk3") and CHUNK_REF.match("d.md#chunk0-chunk1")
+    assert not CHUNK_REF.match("docs/adr/0002-x.md#L3@abc1234")
 
 
 def node(ceid: str, ref: str, label: str = "Infrastructure") -> NodeRecord:

@@ -21,7 +21,7 @@ from typing import Any
 from substrate.connectors.gitcmd import GitError, run_git
 
 REF = re.compile(r"^(?P<path>.+)#L(?P<line>\d+)@(?P<commit>[0-9a-f]{4,40})$")
-CHUNK_REF = re.compile(r"^.+#chunk\d+(-chunk\d+)?$")  # document -> chunk structure, not a stated fact
+CHUNK_REF = re.compile(r"^.+#chunk\d+(-chunk\d+)?$")  # chunk structure, not a stated fact
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _FACT_PROPS = ("address", "host", "port", "var", "configmap", "api", "handle", "pattern", "section",
                "value", "image", "name", "url", "path")

@@ -46,6 +46,7 @@ REF = re.compile(r"^(?P<path>.+?)#L(?P<line>\d+)(?:-L?(?P<last>\d+))?"
 EMPTY = re.compile(r"(no grounded answer|\b(by|on|is|are|of|to|from)\s+[.,;]|^\s*$)", re.I)
 # retrieval hits are not an answer: "Most relevant evidence: ..." or the composer's fallback
 LISTING = re.compile(r"^\s*(most relevant evidence:|no family answered)", re.I)
+NOTHING = re.compile(r"^\s*no\b[^.]*\b(?:is|are)\s+recorded\b", re.I)
 CITE_MARK = re.compile(r"\[\d+\]")  # "ledger-db[1]": the marker is not part of the name
 NOBODY = re.compile(r"\b(no (code )?owners?|nobody|no one|not recorded|unowned|none recorded"
                     r"|no ownership)\b", re.I)
@@ -133,6 +134,8 @@ def answer_right(gold: dict[str, Any], text: str) -> bool:
         return all(_any(text, n) for n in gold["all"]) and not any(
             mentions(text, n) for n in gold.get("none", []))
     if kind == "value":  # a password inside a URL is served masked, as the connectors store it
+        if NOTHING.search(text):  # "No address ... is recorded for accounts-db" names no value
+            return False
         return any(_norm(form) in _norm(text) for v in gold["any"]
                    for form in (v, URL_PASSWORD.sub(r"\1***@", v)))
     if kind == "date":

@@ -121,7 +121,7 @@ SAMPLE_PARAMS: dict[str, Any] = {
     "min_weight": 0.0, "include_inferred": False, "embedding": [0.1] * 384,
     "types": ["CALLS"], "jurisdictions": None, "labels": ["Service"], "label": "Service",
     "v0": 1, "v1": 2**53 - 2, "ts": "2026-09-01T00:00:00Z", "service": "service:checkout",
-    "after": "", "skip": 0,
+    "after": "", "skip": 0, "pattern": "(?i).*\\bADR[- ]?0*12\\b.*",
 }
 UNSCOPABLE_PROCEDURES = ("procedure db.index.fulltext.querynodes",
                          "procedure db.index.vector.querynodes")

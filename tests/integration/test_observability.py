@@ -9,6 +9,7 @@ import asyncio
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -214,8 +215,10 @@ def test_a_gateway_exports_otlp_opens_metrics_to_its_token_and_logs_json(
     with second_gateway(tmp_path, stack.tenant, OTEL_EXPORTER_OTLP_ENDPOINT=url,
                         OTEL_SERVICE_NAME="substrate-test", OTEL_BSP_SCHEDULE_DELAY="100",
                         METRICS_TOKEN=token, LOG_FORMAT="json") as client:
-        r = client.post("/search", json={"query": QUESTION})
+        # a question no earlier test asked: a cache hit would run no strategy (and no span)
+        r = client.post("/search", json={"query": f"{QUESTION} ({uuid.uuid4().hex[:8]})"})
         assert r.status_code == 200, r.text
+        assert r.json()["cache"]["hit"] is False
         request_id = r.headers["x-request-id"]
         bare = {"X-Tenant": stack.tenant}
         scrape = client.get("/metrics", headers={**bare, "Authorization": f"Bearer {token}"})

@@ -70,7 +70,8 @@ def routes() -> list[BaseRoute]:
         Route("/admin/audit", routes_admin.audit_log, methods=["GET"]),
         Route("/admin/keys", routes_admin.keys, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        Route("/browser/guide", routes_guide.browser_guide, methods=["GET"]),
+        Route("/browser/guide", routes_guide.browser_guide, methods=["GET"],
+              include_in_schema=False),  # HTML for Neo4j Browser, open: not part of the JSON API
         WebSocketRoute("/stream", routes_search.stream),
         Route("/openapi.json", openapi, methods=["GET"], include_in_schema=False),
     ]

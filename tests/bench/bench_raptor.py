@@ -45,11 +45,11 @@ from gds_jobs import risks_store
 from substrate.retrieval.scope import ReadScope, clearance_for
 from substrate.settings import Settings
 from tests.bench.multihop_questions import QUESTIONS, Question
+from tests.support import devset
 from tests.support.gateway_client import auth, base_url
 
 STRATEGIES = ("raptor", "community_search", "global_graphrag", "local_graphrag")
 K = 10
-DEVSET = Path(__file__).resolve().parents[3] / "shared" / "devset"
 PROJECT = Path(__file__).resolve().parents[2]
 
 
@@ -62,9 +62,7 @@ def ensure_devset(settings: Settings, tenant: str) -> None:
     repo = tenant.removeprefix("devset-")
     env = {**os.environ, **settings.env, "SUBSTRATE_TENANT": tenant}
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / repo
-        subprocess.run(["git", "clone", "-q", str(DEVSET / f"{repo}.bundle"), str(path)],
-                       check=True)
+        path = devset.clone(repo, Path(tmp))
         subprocess.run([str(PROJECT / ".substrate/venv/bin/substrate"), "ingest", "git",
                         str(path)], env=env, check=True, capture_output=True)
     subprocess.run([sys.executable, "-m", "gds_jobs", "communities", "--clearance",

@@ -30,19 +30,14 @@ if __package__ in (None, ""):  # run as a file: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from substrate.settings import PROJECT_ROOT, Settings
+from tests.support import devset
 
-DEVSET = PROJECT_ROOT.parent / "shared" / "devset"
 WINDOW = int(os.environ.get("BENCH_REPLAY_WINDOW", "150"))
-REPOS = ("retail-store-sample-app", "bank-of-anthos", "fac", "manage.get.gov")
+REPOS = devset.REPOS
 
 
 def clone(settings: Settings, name: str) -> Path:
-    path = settings.home / "bench" / "devset" / name
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "clone", "-q", str(DEVSET / f"{name}.bundle"), str(path)],
-                       check=True)
-    return path
+    return devset.clone(name, settings.home / "bench" / "devset")
 
 
 def replay_once(repo: Path, until: str | None, path_filter: bool) -> dict[str, Any]:

@@ -30,13 +30,13 @@ from neo4j import Driver
 from substrate.connectors.git_ingest import ingest_git
 from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.graph.writer import GraphWriter
-from substrate.settings import PROJECT_ROOT, Settings
+from substrate.settings import Settings
+from tests.support import devset
 from tests.support.gateway_client import gateway
 from tests.support.graphstate import drop_tenant_graph, new_tenant
 
 pytestmark = pytest.mark.integration
 
-DEVSET = PROJECT_ROOT.parent / "shared" / "devset"
 REPOS = ("bank-of-anthos", "retail-store-sample-app", "fac", "manage.get.gov")
 _REF = re.compile(r"^(?P<path>[^#]+)#L(?P<line>\d+)@(?P<commit>[0-9a-f]{7,40})$")
 
@@ -62,9 +62,7 @@ def graphs(stack: Settings, driver: Driver, tmp_path_factory: pytest.TempPathFac
     root = tmp_path_factory.mktemp("devset")
     out: dict[str, tuple[Path, str]] = {}
     for name in REPOS:
-        path = root / name
-        subprocess.run(["git", "clone", "-q", str(DEVSET / f"{name}.bundle"), str(path)],
-                       check=True)
+        path = devset.clone(name, root)
         tenant = new_tenant(f"conn-{name.split('.')[0][:10]}")
         _ingest(stack, driver, path, tenant)
         out[name] = (path, tenant)

@@ -25,20 +25,18 @@ import pytest
 
 from substrate.db import neo4j_driver
 from substrate.settings import PROJECT_ROOT, Settings
+from tests.support import devset
 from tests.support.gateway_client import gateway
 
 pytestmark = pytest.mark.integration
 
-BUNDLE = PROJECT_ROOT.parent / "shared" / "devset" / "retail-store-sample-app.bundle"
 CLI = PROJECT_ROOT / ".substrate" / "venv" / "bin" / "substrate"
 BEFORE_TRACING = "2026-04-28T00:00:00Z"
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("devset") / "retail-store-sample-app"
-    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(path)], check=True)
-    return path
+    return devset.clone("retail-store-sample-app", tmp_path_factory.mktemp("devset"))
 
 
 @pytest.fixture(scope="module")

@@ -34,22 +34,19 @@ from substrate.cypher import CypherLibrary
 from substrate.errors import Conflict
 from substrate.graph.writer import GraphWriter
 from substrate.settings import PROJECT_ROOT, Settings
+from tests.support import devset
 from tests.support.gateway_client import gateway
 from tests.support.graphstate import drop_tenant_graph, new_tenant
 
 pytestmark = pytest.mark.integration
 
-DEVSET = PROJECT_ROOT.parent / "shared" / "devset"
 CLI = PROJECT_ROOT / ".substrate" / "venv" / "bin" / "substrate"
 MOVE = ("move", "2023-03-25", "2023-04-12")  # CODEOWNERS -> .github/CODEOWNERS
 BOA = ("early", None, "2020-03-01")  # two renamed datastore manifests
 
 
 def clone(tmp: Path, name: str) -> Path:
-    path = tmp / name / "bank-of-anthos"
-    subprocess.run(["git", "clone", "-q", str(DEVSET / "bank-of-anthos.bundle"), str(path)],
-                   check=True)
-    return path
+    return devset.clone("bank-of-anthos", tmp / name)
 
 
 @pytest.fixture(scope="module")

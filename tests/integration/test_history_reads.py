@@ -15,7 +15,6 @@ from any entity.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,13 +26,13 @@ from neo4j import Driver
 from substrate.connectors.git_ingest import ingest_git
 from substrate.graph.writer import GraphWriter
 from substrate.security.pii import redact
-from substrate.settings import PROJECT_ROOT, Settings
+from substrate.settings import Settings
+from tests.support import devset
 from tests.support.gateway_client import gateway
 from tests.support.graphstate import drop_tenant_graph, new_tenant
 
 pytestmark = pytest.mark.integration
 
-DEVSET = PROJECT_ROOT.parent / "shared" / "devset"
 FAC_UNTIL = "2023-03-15"
 DATES = ("2022-04-01", "2022-06-01", "2022-08-01", "2022-11-01", "2023-02-01")
 BOA_WINDOW = ("2020-07-01", "2020-09-01")
@@ -47,9 +46,7 @@ ORDER BY element_id, snapshot_version, id
 
 def replay(stack: Settings, driver: Driver, tmp: Path, name: str, since: str | None,
            until: str) -> str:
-    repo = tmp / name
-    subprocess.run(["git", "clone", "-q", str(DEVSET / f"{name}.bundle"), str(repo)],
-                   check=True)
+    repo = devset.clone(name, tmp)
     tenant = new_tenant(f"reads-{name[:4]}")
     ingest_git(GraphWriter(stack, driver, embedder=None), repo, history=True, since=since,
                until=until, tenant=tenant, progress=lambda _m: None)

@@ -11,7 +11,6 @@ commits, and every commit of the window is recorded as replayed in both.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,12 @@ from substrate.connectors.git_ingest import ingest_git
 from substrate.connectors.history import list_commits
 from substrate.connectors.path_filter import is_read, needed_commits
 from substrate.graph.writer import CommitResult, GraphWriter
-from substrate.settings import PROJECT_ROOT, Settings
+from substrate.settings import Settings
+from tests.support import devset
 from tests.support.graphstate import drop_tenant_graph, new_tenant
 
 pytestmark = pytest.mark.integration
 
-BUNDLE = PROJECT_ROOT.parent / "shared" / "devset" / "retail-store-sample-app.bundle"
 UNTIL = "2023-04-01"
 # version numbers are global (they differ between the two tenants): compare times instead
 VOLATILE = {"tenant_id", "valid_from_v", "valid_to_v", "iv_from", "iv_to", "embedding"}
@@ -46,9 +45,7 @@ EDGES = (
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("devset") / "retail-store-sample-app"
-    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(path)], check=True)
-    return path
+    return devset.clone("retail-store-sample-app", tmp_path_factory.mktemp("devset"))
 
 
 def _clean(props: dict[str, Any]) -> tuple[tuple[str, str], ...]:

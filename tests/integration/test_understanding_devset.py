@@ -24,19 +24,17 @@ import pytest
 
 from substrate.db import neo4j_driver
 from substrate.settings import PROJECT_ROOT, Settings
+from tests.support import devset
 from tests.support.gateway_client import gateway
 
 pytestmark = pytest.mark.integration
 
-DEVSET = PROJECT_ROOT.parent / "shared" / "devset"
 CLI = PROJECT_ROOT / ".substrate" / "venv" / "bin" / "substrate"
 ADR = "docs/architecture/decisions/0021-switch-to-unified-django-web-app.md"
 
 
 def clone(tmp: pytest.TempPathFactory, name: str) -> Path:
-    path = tmp.mktemp("devset") / name
-    subprocess.run(["git", "clone", "-q", str(DEVSET / f"{name}.bundle"), str(path)], check=True)
-    return path
+    return devset.clone(name, tmp.mktemp("devset"))
 
 
 def git(repo: Path, *args: str) -> str:

@@ -35,9 +35,11 @@ from typing import Any
 
 from substrate.connectors.endpoints import URL_PASSWORD
 from substrate.settings import PROJECT_ROOT
+from tests.support.devset import DEVSET, clone
+
+__all__ = ["DEVSET", "clone"]
 
 DATA = PROJECT_ROOT / "tests" / "data" / "devset_qa"
-DEVSET = PROJECT_ROOT.parent / "shared" / "devset"
 REPOS = ("bank-of-anthos", "retail-store-sample-app", "manage.get.gov", "fac")
 FAMILIES = ("dependencies", "callers", "ownership", "attributes", "decisions", "changes", "when")
 KINDS = ("entities", "value", "date", "rationale", "nobody")
@@ -61,16 +63,6 @@ def load(repo: str | None = None) -> list[dict[str, Any]]:
         text = (DATA / f"{name}.jsonl").read_text()
         rows += [json.loads(line) for line in text.splitlines() if line.strip()]
     return rows
-
-
-def clone(name: str, into: Path) -> Path:
-    """A clone of the bundle ``name`` under ``into`` (reused when already there)."""
-    path = into / name
-    if not (path / ".git").exists():
-        into.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "clone", "-q", str(DEVSET / f"{name}.bundle"), str(path)],
-                       check=True)
-    return path
 
 
 @lru_cache(maxsize=4096)

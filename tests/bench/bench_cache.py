@@ -38,6 +38,7 @@ from substrate.db import neo4j_driver
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
+from tests.bench import stats
 from tests.support.gateway_client import auth
 
 N = int(os.environ.get("BENCH_CACHE_N", "200"))
@@ -47,11 +48,7 @@ SEARCH_QUERY = "What does checkout depend on?"
 
 
 def percentiles(samples: list[float]) -> dict[str, float | int | None]:
-    if not samples:
-        return {"n": 0, "p50": None, "p95": None, "max": None}
-    s = sorted(samples)
-    return {"n": len(s), "p50": round(s[len(s) // 2], 3),
-            "p95": round(s[min(len(s) - 1, int(len(s) * 0.95))], 3), "max": round(s[-1], 3)}
+    return stats.latency(samples, digits=3)
 
 
 def timed(call: Callable[[], httpx.Response]) -> tuple[float, dict[str, Any]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from substrate.retrieval.cypher_plan import check_plan
 from substrate.retrieval.cypher_scope import scope_parameters, scope_query
 from substrate.retrieval.scope import ReadScope
 from substrate.settings import Settings
+from tests.bench.stats import latency
 
 REPEATS = 30
 QUERIES = [
@@ -40,11 +40,8 @@ QUERIES = [
 ]
 
 
-def percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2),
-            "n": len(ordered)}
+def percentiles(samples: list[float]) -> dict[str, float | int | None]:
+    return latency(samples)
 
 
 def main() -> int:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from typing import Any
 import httpx
 
 from substrate.settings import Settings
+from tests.bench.stats import percentile
 from tests.support.freeze import frozen
 from tests.support.gateway_client import auth, base_url
 
@@ -84,9 +84,7 @@ async def run_load(settings: Settings, clients: int, seconds: float
 def _pct(values: list[float], q: float) -> float | None:
     if not values:
         return None
-    if len(values) == 1:
-        return round(values[0] * 1000, 1)
-    return round(statistics.quantiles(values, n=100)[int(q) - 1] * 1000, 1)
+    return round(percentile(values, q / 100) * 1000, 1)
 
 
 def summarize(rows: list[tuple[float, int, float]], seconds: float) -> dict[str, Any]:

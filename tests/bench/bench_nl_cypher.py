@@ -29,6 +29,7 @@ from substrate.retrieval.nl_cypher.assumptions import HIGH
 from substrate.retrieval.scope import ReadScope
 from substrate.services import open_services
 from substrate.settings import Settings
+from tests.bench.stats import percentile
 from tests.support.nl_questions import Outcome, evaluate, load
 
 ROUNDS = 3
@@ -46,8 +47,7 @@ GROUPS: tuple[tuple[str, Callable[[Outcome], bool]], ...] = (
 
 
 def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+    return percentile(values, q) if values else 0.0
 
 
 def replay_devset(settings: Settings, repo_name: str) -> str:

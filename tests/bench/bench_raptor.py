@@ -44,6 +44,7 @@ import websockets
 from gds_jobs import risks_store
 from substrate.retrieval.scope import ReadScope, clearance_for
 from substrate.settings import Settings
+from tests.bench import stats
 from tests.bench.multihop_questions import QUESTIONS, Question
 from tests.support import devset
 from tests.support.gateway_client import auth, base_url
@@ -104,8 +105,7 @@ def score(found: list[str], expected: frozenset[str]) -> float:
 
 
 def percentile(samples: list[float], p: float) -> float:
-    ordered = sorted(samples)
-    return round(ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))], 1)
+    return round(stats.percentile(samples, p), 1)
 
 
 def multihop(settings: Settings, client: httpx.Client) -> dict[str, Any]:

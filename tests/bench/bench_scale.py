@@ -51,6 +51,7 @@ from substrate.scale.load import load_org, rate_near
 from substrate.settings import PROJECT_ROOT, Settings
 from tests.bench.bench_endpoints import DEPENDENCY_CTX, CacheGuard, verdict
 from tests.bench.bench_ingest import delete_tenant
+from tests.bench.stats import latency
 
 SEED = 7
 REPEATS = int(os.environ.get("BENCH_SCALE_REPEATS", "30"))
@@ -62,13 +63,8 @@ TARGET_MS = {"RSN-UC-01": 50, "RSN-UC-02": 50, "RSN-UC-07": 50, "RSN-UC-03": 300
              "RSN-UC-05": 300, "RSN-UC-06": 300, "RSN-UC-08": 300, "RSN-UC-04": 1000}
 
 
-def pcts(samples: list[float]) -> dict[str, float]:
-    s = sorted(samples)
-
-    def at(q: float) -> float:
-        return round(s[min(len(s) - 1, round(q * (len(s) - 1)))], 2)
-
-    return {"p50_ms": at(0.5), "p95_ms": at(0.95), "p99_ms": at(0.99), "n": len(s)}
+def pcts(samples: list[float]) -> dict[str, float | int | None]:
+    return latency(samples)
 
 
 def name(ceid: str) -> str:

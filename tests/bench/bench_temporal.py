@@ -37,6 +37,7 @@ from substrate.db import neo4j_driver
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
+from tests.bench.stats import latency
 from tests.support.gateway_client import auth
 
 REPEATS = 30
@@ -44,11 +45,8 @@ WINDOWS = {"3d": timedelta(days=3), "30d": timedelta(days=30), "1y": timedelta(d
 SOURCE = "synthetic"
 
 
-def percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"p50_ms": round(statistics.median(ordered), 1), "p95_ms": round(p95, 1),
-            "n": len(ordered)}
+def percentiles(samples: list[float]) -> dict[str, float | int | None]:
+    return latency(samples, digits=1)
 
 
 def iso(t: datetime) -> str:

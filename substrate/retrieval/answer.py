@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 from substrate.connectors.llm_edges import OpenAIChatClient
 from substrate.retrieval import composers as c
@@ -32,6 +33,13 @@ def _family(intent: str, res: StrategyResult, cites: Citations) -> str | None:
     return None
 
 
+def _numbered(hops: list[dict[str, Any]]) -> list[Citation]:
+    """The global reduce cites its evidence lines as [1]..[n] in the order of ``hops``."""
+    return [{"n": i + 1, "evidence_ref": h.get("evidence_ref"), "edge": h.get("type"),
+             "from": h.get("from"), "to": h.get("to"), "source": h.get("source")}
+            for i, h in enumerate(hops)]
+
+
 def compose(intent: str, results: dict[str, StrategyResult],
             fused: list[Hit]) -> tuple[str, list[Citation]]:
     cites = Citations()
@@ -43,7 +51,13 @@ def compose(intent: str, results: dict[str, StrategyResult],
         text = _family(intent, res, cites)
         if text:
             return text, cites.items
-    for name in ("risks", "epic_impact", "temporal", "intent"):
+    risks = results.get("risks")
+    if risks is not None and risks.note:  # the stored ranking (UC-04), or why there is none
+        return risks.note, cites.items
+    overview = results.get("global_graphrag")
+    if intent == "strategic_risks" and overview is not None and overview.facts and overview.note:
+        return overview.note, _numbered(overview.hops)  # the reduce step's answer (RSN-14)
+    for name in ("epic_impact", "temporal", "intent"):
         extra = results.get(name)
         if extra is not None and extra.note and extra.facts:
             return extra.note, cites.items

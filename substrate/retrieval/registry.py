@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from substrate.retrieval import strategies_graph as g
 from substrate.retrieval import strategies_text as t
 from substrate.retrieval.context import SearchContext, StrategyResult
-from substrate.retrieval.router import Intent
+from substrate.retrieval.router import Intent, asks_for_risks
 
 Strategy = Callable[[SearchContext], Awaitable[StrategyResult]]
 
@@ -44,5 +44,12 @@ def register(name: str, strategy: Strategy, *intents: str) -> None:
         PLANS[intent] = (name, *PLANS.get(intent, ()))
 
 
-def plan_for(intent: str) -> tuple[str, ...]:
+# UC-04: a risk question is answered from the stored ranking of the GDS risks job alone (no
+# projection, no summary walk); every other strategic question runs the strategic preset
+RISK_PLAN = ("risks",)
+
+
+def plan_for(intent: str, question: str = "") -> tuple[str, ...]:
+    if intent == Intent.STRATEGIC_RISKS and asks_for_risks(question):
+        return RISK_PLAN
     return PLANS.get(intent, PLANS[Intent.FREE_TEXT])

@@ -32,8 +32,8 @@ from typing import Any
 from .mentions import entity_candidates, extract_mentions, fuzzy_query
 from .timephrases import TimeScope, parse_time_scope
 
-__all__ = ["Cue", "Intent", "Route", "SPEC_STRATEGIES", "classify", "entity_candidates",
-           "fuzzy_query"]
+__all__ = ["Cue", "Intent", "Route", "SPEC_STRATEGIES", "asks_for_risks", "classify",
+           "entity_candidates", "fuzzy_query"]
 
 MIN_SCORE = 0.3
 MAX_DEPTH = 3  # RSN-04: "The traversal depth is 1–3 hops"
@@ -128,6 +128,11 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.STRATEGIC_RISKS, 0.6, r"\bhot\s?spots?\b|\bbottlenecks?\b|\btech(?:nical)?\s+debt\b"),
     (_I.STRATEGIC_RISKS, 0.6, r"\bhow\s+is\s+.+\s+structured\b|\barchitecture\s+overview\b"),
     (_I.STRATEGIC_RISKS, 0.3, r"\barchitectur(?:al|e)\b|\btop\s+\w+\b"),
+    # a corpus-wide overview ("summarise the architecture", "the main domains of our system")
+    (_I.STRATEGIC_RISKS, 0.6, r"\bsummar(?:y|ise|ize)\s+(?:of\s+)?(?:the|our)\s+(?:whole\s+)?"
+                              r"(?:architecture|system|platform|codebase)\b"
+                              r"|\bmain\s+(?:domains|areas|subsystems|building\s+blocks)\b"
+                              r"|\b(?:system|platform)\s+overview\b|\bbig\s+picture\b"),
     (_I.EPIC_IMPACT, 0.85, r"\bepics?\b"),
     (_I.EPIC_IMPACT, 0.6, r"\bproject\s+items?\b|\broadmap\s+items?\b"),
     (_I.EPIC_IMPACT, 0.35, r"\b(?:affect(?:s|ed)?|impact(?:s|ed)?|touch(?:es|ed)?)\b"),
@@ -201,6 +206,17 @@ def depth_hint(question: str) -> int | None:
     if _DEPTH_DIRECT.search(question):
         return 1
     return None
+
+
+_RISKS = re.compile(r"\brisk(?:s|y|iest)?\b|\bsingle\s+points?\s+of\s+failure\b|\bspofs?\b"
+                    r"|\bhot\s?spots?\b|\bbottlenecks?\b|\btech(?:nical)?\s+debt\b"
+                    r"|\bfragile\b|\bweak(?:est)?\s+(?:points?|spots?|links?)\b", re.I)
+
+
+def asks_for_risks(question: str) -> bool:
+    """A strategic question asking for risks (RSN-UC-04), answered from the stored GDS ranking;
+    the other strategic questions ("summarise the architecture") want the corpus-wide summary."""
+    return _RISKS.search(question) is not None
 
 
 def _match_cues(question: str, time: TimeScope) -> list[Cue]:

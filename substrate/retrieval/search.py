@@ -35,7 +35,7 @@ from substrate.retrieval.linking import link_entities
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
 from substrate.retrieval.rationale import rationale
-from substrate.retrieval.registry import STRATEGIES, plan_for
+from substrate.retrieval.registry import RISK_PLAN, STRATEGIES, plan_for
 from substrate.retrieval.rerank import HttpReranker, LocalReranker
 from substrate.retrieval.router import Intent, classify
 from substrate.retrieval.strategies_facts import first_seen
@@ -124,8 +124,9 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     ctx.emit = emit  # strategies stream partial results (global map step)
     mentions = list(dict.fromkeys([*route.mentions, *entity_candidates(query)]))
     ctx.seeds = await link_entities(ctx.reader, ctx.scope, mentions, query)
-    plan = list(options.strategies or plan_for(route.intent))
-    if options.strategies is None:  # NL→Cypher leads where no structured family answers well
+    plan = list(options.strategies or plan_for(route.intent, query))
+    if options.strategies is None and plan != list(RISK_PLAN):  # NL→Cypher leads where no
+        # structured family answers well (a risk question: the stored ranking answers)
         plan = await nl_cypher.plan_with_fallback(ctx, plan)
     unknown = [n for n in plan if n not in STRATEGIES]
     if unknown:

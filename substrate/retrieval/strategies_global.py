@@ -99,7 +99,7 @@ def install() -> None:
     register("community_search", global_communities)
     register("global_graphrag", global_mapreduce, Intent.STRATEGIC_RISKS)
     register("raptor", raptor, Intent.STRATEGIC_RISKS)
-    register("risks", risks, Intent.STRATEGIC_RISKS)
+    register("risks", risks)  # no preset entry: the plan of a risk question (registry.RISK_PLAN)
 
 
 install()

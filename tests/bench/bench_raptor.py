@@ -15,7 +15,7 @@ half the expected entities named), ``complete`` (all of them), ``recall`` (mean 
 UC-04: the stored ranking read on a new PostgreSQL connection; the risks strategy's own time
 (``WS /stream`` strategy stage); and "What are our top N architectural risks?" for N = 1..20
 over HTTP (distinct queries, so the query cache never answers) with the stored-ranking
-strategy alone and with the default plan (every strategic strategy, rerank).
+strategy alone and with the default plan (the router's risk plan; ``bench_uc04`` times it uncached).
 
 Run: ``.substrate/venv/bin/python -m tests.bench.bench_raptor``; needs ``substrate up``. Writes
 ``$SUBSTRATE_HOME/bench/raptor.json``.

@@ -111,12 +111,38 @@ def test_uc05_memory_of_payment(api: httpx.Client) -> None:
         assert item["provenance"]["date"]
 
 
-def test_uc04_top_risks_are_grounded(api: httpx.Client) -> None:
+def test_uc04_top_risks_are_grounded(api: httpx.Client, demo_repo: Path) -> None:
+    """The default plan of a risk question reads the stored GDS ranking alone (UC-04)."""
     body = search(api, "What are our top 3 architectural risks?")
     assert body["route"]["intent"] == "strategic_risks"
+    assert set(body["strategies"]) == {"risks"}, "no RAPTOR walk or map-reduce on a risk question"
     assert body["strategies"]["risks"]["status"] == "ok"
+    assert body["confidence"]["retrieval_strategies_used"][0] == "risks"
     assert body["answer"].startswith("Top architectural risks")
-    assert body["evidence_bundle"]["hops"], "each risk factor carries its edges"
+    assert "stored ranking of the GDS risks job" in body["answer"]
+    assert len(body["results"]) == 3
+    for hit in body["results"]:
+        assert hit["name"] in body["answer"] and hit["text"], hit
+    hops = body["evidence_bundle"]["hops"]
+    assert hops, "each risk factor carries its edges"
+    named = {h["source"] for h in hops} | {h["target"] for h in hops}
+    assert {hit["id"] for hit in body["results"]} & named
+    for ref in {h["evidence_ref"] for h in hops if REF.match(h["evidence_ref"])}:
+        assert_ref_exists(demo_repo, ref)
+
+
+@pytest.mark.parametrize("question", ["Summarise the architecture",
+                                      "What are the main domains of our system?"])
+def test_a_strategic_question_without_risks_gets_the_global_answer(
+        api: httpx.Client, question: str) -> None:
+    body = search(api, question)
+    assert body["route"]["intent"] == "strategic_risks"
+    assert "risks" not in body["strategies"]
+    assert {"raptor", "global_graphrag"} <= set(body["strategies"])
+    assert body["answer"].startswith("Across the system:"), body["answer"][:200]
+    assert "Top architectural risks" not in body["answer"]
+    assert body["citations"], "the reduce step cites its members' evidence"
+    assert all(c["evidence_ref"] for c in body["citations"])
 
 
 def test_every_response_carries_bundle_and_confidence(api: httpx.Client) -> None:

@@ -7,6 +7,7 @@ import pytest
 from substrate.retrieval.router import (
     SPEC_STRATEGIES,
     Intent,
+    asks_for_risks,
     classify,
     depth_hint,
     entity_candidates,
@@ -134,3 +135,32 @@ def test_router_reexports_lookup_helpers() -> None:
 def test_naive_now_is_taken_as_utc() -> None:
     naive = classify("what changed yesterday", datetime(2026, 11, 20, 12, 0))
     assert naive.time.start == datetime(2026, 11, 19, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("question", "risk_plan"),
+    [
+        ("What are our top 3 architectural risks?", True),
+        ("Where are our single points of failure?", True),
+        ("Which services are the riskiest?", True),
+        ("Where is our technical debt?", True),
+        ("Summarise the architecture", False),
+        ("What are the main domains of our system?", False),
+        ("How is the data platform structured?", False),
+        ("Give me an architecture overview", False),
+    ],
+)
+def test_a_risk_question_runs_the_stored_ranking_alone(question: str, risk_plan: bool) -> None:
+    """UC-04 answers from the stored GDS ranking; other strategic questions get the RAPTOR walk
+    and the global map-reduce, never the risks strategy."""
+    import substrate.retrieval.strategies_global  # noqa: F401 - registers the strategic presets
+    from substrate.retrieval.registry import RISK_PLAN, plan_for
+
+    route = classify(question, NOW)
+    assert route.intent is Intent.STRATEGIC_RISKS, route.scores
+    assert asks_for_risks(question) is risk_plan
+    plan = plan_for(route.intent, question)
+    if risk_plan:
+        assert plan == RISK_PLAN == ("risks",)
+    else:
+        assert "risks" not in plan and {"raptor", "global_graphrag"} <= set(plan)

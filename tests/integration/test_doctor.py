@@ -1,7 +1,8 @@
-"""``substrate doctor`` on the real stack: healthy, then five broken set-ups the tests make —
-a wrong password in a copy's secrets, a pending migration in a copy of the migrations, a port
-taken by another listener, a missing model file, an embedding model other than the one the
-vector indexes were built with — each found, with its fix."""
+"""``substrate doctor`` on the real stack: healthy, then the broken set-ups the tests make —
+a wrong password in a copy's secrets, a pending migration and an applied migration changed on
+disk in a copy of the migrations, a port taken by another listener, a missing model file, an
+EMBEDDING_DIM other than the vector indexes', an embedding model other than the one the vector
+indexes were built with — each found, with its fix."""
 
 from __future__ import annotations
 
@@ -79,6 +80,29 @@ def test_a_pending_migration(stack: Settings, tmp_path: Path) -> None:
     assert [f.subject for f in found] == ["postgres"], findings
     assert f"V{version:04d}__Doctor_probe.sql" in found[0].detail
     assert found[0].fix == "substrate migrate up --target postgres"
+
+
+def test_an_applied_migration_changed_on_disk(stack: Settings, tmp_path: Path) -> None:
+    root = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS_DIR, root)
+    applied = discover("neo4j")[0].path.name
+    changed = root / "neo4j" / applied
+    changed.write_text(changed.read_text() + "\n// edited after it was applied\n")
+    findings = run_doctor(stack, migrations_root=root)
+    found = problems(findings, "migrations")
+    assert [f.subject for f in found] == ["neo4j"], findings
+    assert f"applied file(s) changed on disk: {applied}" in found[0].detail
+    assert "restore the applied files" in found[0].fix and "new migration" in found[0].fix
+
+
+def test_vector_indexes_of_other_dimensions_than_embedding_dim(stack: Settings) -> None:
+    findings = run_doctor(settings_for(stack, EMBEDDING_DIM="768"))
+    found = problems(findings, "indexes")
+    assert {f.subject for f in found} == {"entity_embedding", "chunk_embedding"}, findings
+    assert all("384 dimensions, EMBEDDING_DIM is 768" in f.detail for f in found)
+    assert all("migration recreating the vector indexes" in f.fix and "reembed" in f.fix
+               for f in found)
+    assert not problems(findings, "embeddings")  # the local model is still the one stored
 
 
 def test_a_port_taken_by_another_listener(stack: Settings, listener: int) -> None:

@@ -10,6 +10,13 @@ latency p50/p95 (last of ``ROUNDS`` rounds); and the confidence each answer woul
 ``/search`` (``nl_cypher.assumptions.confidence``): wrong answers at or above ``HIGH`` (0.7,
 the issue's target is none) and a table of confidence band vs right/wrong.
 ``BENCH_NL_DATASETS=demo,retail`` narrows it.
+
+When the ``cypher`` model role is configured (``MODEL_CYPHER_URL``, or the ``explain`` role /
+``CHAT_URL`` it falls back to: ``substrate.llm.roles.role_config``), the same questions also go
+through the ``nl_cypher`` strategy with the model forced (``NL_CYPHER_TRANSLATOR=model``:
+Text2Cypher prompt, guard, scope, EXPLAIN, one repair; ``MODEL_ROUNDS`` round, the endpoint's
+time included) and are scored the same way, beside the embedded translator; when it is not
+configured the bench says so.
 Writes ``$SUBSTRATE_HOME/bench/nl_cypher.json``.
 """
 
@@ -20,19 +27,23 @@ import json
 import os
 import secrets
 import statistics
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from substrate.llm.roles import RoleConfig, role_config
 from substrate.retrieval.nl_cypher.assumptions import HIGH
 from substrate.retrieval.scope import ReadScope
 from substrate.services import open_services
 from substrate.settings import Settings
 from tests.bench.stats import percentile
-from tests.support.nl_questions import Outcome, evaluate, load
+from tests.support.nl_questions import Outcome, evaluate, evaluate_model, load
 
 ROUNDS = 3
+MODEL_ROUNDS = 1  # a model endpoint's calls cost time and money: one round
+Judge = Callable[[Any, ReadScope, dict[str, Any]], Awaitable[Outcome]]
 # dataset -> (question file, devset repository replayed into a tenant, or None: the demo)
 DATASETS: dict[str, tuple[str, str | None]] = {
     "demo": ("demo_acme.jsonl", None),
@@ -79,28 +90,50 @@ def drop_tenant(settings: Settings, tenant: str) -> None:
         driver.close()
 
 
-async def _evaluate(settings: Settings, tenant: str, items: list[dict[str, Any]]
-                    ) -> list[Outcome]:
+async def _evaluate(settings: Settings, tenant: str, items: list[dict[str, Any]],
+                    judge: Judge = evaluate, rounds: int = ROUNDS) -> list[Outcome]:
     services = open_services(settings)
     scope = ReadScope(tenant, 2**53 - 2, ("public", "internal"), False)
     outcomes: list[Outcome] = []
     try:
-        for _ in range(ROUNDS):
-            outcomes = [await evaluate(services, scope, item) for item in items]
+        for _ in range(rounds):
+            outcomes = [await judge(services, scope, item) for item in items]
     finally:
         await services.aclose()
     return outcomes
 
 
-def run_dataset(settings: Settings, name: str) -> list[Outcome]:
+def cypher_endpoint(settings: Settings) -> RoleConfig | None:
+    """The configured ``cypher`` model role, or None."""
+    config = role_config(settings, "cypher")
+    return config if config.configured else None
+
+
+def model_forced(settings: Settings) -> Settings:
+    return replace(settings, env={**settings.env, "NL_CYPHER_TRANSLATOR": "model"})
+
+
+def run_translators(settings: Settings, name: str, items: list[dict[str, Any]] | None = None,
+                    with_model: bool = True) -> dict[str, list[Outcome]]:
+    """Outcomes per translator (``embedded``, and ``model`` when the role is configured) over
+    one dataset (all its questions unless ``items``), on one replayed tenant."""
     filename, repo = DATASETS[name]
-    items = load(filename)
+    chosen = load(filename) if items is None else items
     tenant = "acme" if repo is None else replay_devset(settings, repo)
     try:
-        return asyncio.run(_evaluate(settings, tenant, items))
+        out = {"embedded": asyncio.run(_evaluate(settings, tenant, chosen))}
+        if with_model and cypher_endpoint(settings) is not None:
+            out["model"] = asyncio.run(_evaluate(model_forced(settings), tenant, chosen,
+                                                 evaluate_model, MODEL_ROUNDS))
+        return out
     finally:
         if repo is not None:
             drop_tenant(settings, tenant)
+
+
+def run_dataset(settings: Settings, name: str) -> list[Outcome]:
+    """The embedded translator's outcomes over one dataset."""
+    return run_translators(settings, name, with_model=False)["embedded"]
 
 
 def figures(outcomes: list[Outcome]) -> dict[str, Any]:
@@ -151,31 +184,60 @@ def _line(label: str, f: dict[str, Any]) -> str:
             f"p50 {f['p50_ms']:.0f} ms, p95 {f['p95_ms']:.0f} ms")
 
 
+def _section(label: str, outcomes: list[Outcome]) -> dict[str, Any]:
+    figs = figures(outcomes) | {"confidence": confidence_figures(outcomes)}
+    for group, _ in GROUPS:
+        print(_line(f"{label} / {group}", figs[group]))
+    print(_conf_line(f"{label} / confidence", figs["confidence"]))
+    return figs
+
+
+def _misses(per: dict[str, list[Outcome]], translator: str) -> list[dict[str, Any]]:
+    misses = [{"translator": translator, "dataset": n, "id": o.qid, "q": o.question,
+               "status": o.status, "got": o.got, "expected": o.expected,
+               "confidence": o.confidence, "assumptions": list(o.assumptions)}
+              for n, outcomes in per.items() for o in outcomes if o.status != "right"]
+    for miss in misses:
+        print(f"  {translator} {miss['status']}: {miss['dataset']} {miss['id']} {miss['q']!r}: "
+              f"got {miss['got']} expected {miss['expected']} "
+              f"(confidence {miss['confidence']})")
+    return misses
+
+
+def bench(settings: Settings, datasets: dict[str, list[dict[str, Any]] | None]
+          ) -> dict[str, Any]:
+    """Score every dataset (``None``: all its questions) with the embedded translator and,
+    when configured, the ``cypher`` endpoint; print the figures and return the report."""
+    endpoint = cypher_endpoint(settings)
+    runs = {name: run_translators(settings, name, items) for name, items in datasets.items()}
+    per = {name: r["embedded"] for name, r in runs.items()}
+    report: dict[str, Any] = {"benchmark": "nl_cypher", "rounds": ROUNDS, "datasets": {}}
+    for name, outcomes in per.items():
+        report["datasets"][name] = _section(name, outcomes)
+    report["overall"] = _section("overall", [o for out in per.values() for o in out])
+    report["misses"] = _misses(per, "embedded")
+    if endpoint is None:
+        print("cypher model role: not configured (MODEL_CYPHER_URL unset): "
+              "embedded translator only")
+        report["model"] = {"configured": False}
+        return report
+    print(f"cypher model role: {endpoint.model} at {endpoint.url} "
+          f"({MODEL_ROUNDS} round, endpoint time included)")
+    by_model = {name: r["model"] for name, r in runs.items()}
+    report["model"] = {"configured": True, "url": endpoint.url, "model": endpoint.model,
+                       "rounds": MODEL_ROUNDS, "datasets": {
+                           n: _section(f"model {n}", o) for n, o in by_model.items()}}
+    report["model"]["overall"] = _section("model overall",
+                                          [o for out in by_model.values() for o in out])
+    report["model"]["misses"] = _misses(by_model, "model")
+    return report
+
+
 def main() -> None:
     settings = Settings.from_env()
     wanted = [d for d in os.environ.get("BENCH_NL_DATASETS", ",".join(DATASETS)).split(",")
               if d]
-    per: dict[str, list[Outcome]] = {name: run_dataset(settings, name) for name in wanted}
-    report: dict[str, Any] = {"benchmark": "nl_cypher", "rounds": ROUNDS, "datasets": {}}
-    for name, outcomes in per.items():
-        report["datasets"][name] = figures(outcomes) | {"confidence":
-                                                         confidence_figures(outcomes)}
-        for group, _ in GROUPS:
-            print(_line(f"{name} / {group}", report["datasets"][name][group]))
-        print(_conf_line(f"{name} / confidence", report["datasets"][name]["confidence"]))
-    everything = [o for outcomes in per.values() for o in outcomes]
-    report["overall"] = figures(everything) | {"confidence": confidence_figures(everything)}
-    for group, _ in GROUPS:
-        print(_line(f"overall / {group}", report["overall"][group]))
-    print(_conf_line("overall / confidence", report["overall"]["confidence"]))
-    report["misses"] = [{"dataset": n, "id": o.qid, "q": o.question, "status": o.status,
-                         "got": o.got, "expected": o.expected, "confidence": o.confidence,
-                         "assumptions": list(o.assumptions)}
-                        for n, outcomes in per.items() for o in outcomes if o.status != "right"]
-    for miss in report["misses"]:
-        print(f"  {miss['status']}: {miss['dataset']} {miss['id']} {miss['q']!r}: "
-              f"got {miss['got']} expected {miss['expected']} "
-              f"(confidence {miss['confidence']})")
+    report = bench(settings, dict.fromkeys(wanted))
     report |= {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
                "load_average_1m": round(os.getloadavg()[0], 2)}
     out = Path(settings.home) / "bench" / "nl_cypher.json"

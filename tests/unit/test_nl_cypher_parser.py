@@ -107,3 +107,37 @@ def test_time_windows() -> None:
     assert (w.start, w.end) == (None, datetime(2026, 9, 1, tzinfo=UTC))
     (w,) = find_windows("PRs in Q3 2026", NOW)
     assert w.start == datetime(2026, 7, 1, tzinfo=UTC)
+
+
+DB_SCHEMA = Schema(TRIPLES, entity_phrases([
+    *({"ceid": c, "label": lb, "name": n} for c, lb, n in (
+        ("service:web", "Service", "web"), ("infrastructure:db", "Infrastructure", "db"),
+        ("infrastructure:app", "Infrastructure", "app"))),
+]))
+
+
+@pytest.mark.parametrize("question", [
+    "Which services use db?", "How many services use db?", "which services depend on the db",
+    "services that call db",
+])
+def test_a_bare_singular_noun_that_names_an_entity_is_the_entity(question: str) -> None:
+    plan = parse(question, DB_SCHEMA, NOW)
+    assert "infrastructure:db" in plan.params.values()
+    assert "database" not in plan.params.values()
+    assert any("as the entity infrastructure:db" in a for a in plan.assumptions)
+
+
+@pytest.mark.parametrize("question", [
+    "Which services use a db?", "which services use any db", "which services use dbs",
+    "services that use no db", "which db does web use", "how many dbs are there",
+])
+def test_an_article_a_plural_or_a_question_word_makes_it_the_kind(question: str) -> None:
+    plan = parse(question, DB_SCHEMA, NOW)
+    assert "database" in plan.params.values()
+    assert "infrastructure:db" not in plan.params.values()
+
+
+def test_the_entity_reading_that_does_not_type_check_gives_way_to_the_word() -> None:
+    # "app" names an Infrastructure entity, but "apps" owned by a team are services
+    plan = parse("which team owns app", DB_SCHEMA, NOW)
+    assert "infrastructure:app" not in plan.params.values()

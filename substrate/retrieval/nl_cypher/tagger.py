@@ -4,6 +4,12 @@ Longest phrase first; where a phrase is both a word of the vocabulary and an ent
 (a service called "search"), both readings are kept, the entity first right after a label
 noun ("team data"). Determiners and auxiliaries are dropped; time windows (``timewin``) become
 one ``TIME`` token; a word nobody knows ends the attempt with that word named.
+
+A noun of the vocabulary that is also an entity's name is read as the entity when English
+would: a singular count noun with no article or only "the" before it names one thing ("which
+services use db?", "... call the db"), while a plural ("databases"), an indefinite or
+quantifying word ("a db", "any database", "no db") or a question word ("which db") makes it
+the kind of thing. The other reading stays as the alternative.
 """
 
 from __future__ import annotations
@@ -77,8 +83,8 @@ def tag(question: str, entities: dict[tuple[str, ...], list[tuple[str, str]]],
         if n_ent > n_vocab or (n_ent and n_ent == n_vocab):
             ent_slot = Tagged("ENT", ent, phrase)
             vocab = _entries_by_kind(entries, phrase) if n_ent == n_vocab else []
-            after_label = bool(slots) and slots[-1][0].kind == "LABEL"
-            slot = [ent_slot, *vocab] if (after_label or not vocab) else [*vocab, ent_slot]
+            named = _names_one_thing(lex, tokens, i, n_ent, entries, slots)
+            slot = [ent_slot, *vocab] if (named or not vocab) else [*vocab, ent_slot]
             i += n_ent
         elif n_vocab:
             slot = _entries_by_kind(entries, phrase)
@@ -96,6 +102,32 @@ def tag(question: str, entities: dict[tuple[str, ...], list[tuple[str, str]]],
     if unknown:
         raise Unparsed("words outside the vocabulary: " + ", ".join(dict.fromkeys(unknown)))
     return slots, windows
+
+
+GENERIC_BEFORE = {"a", "an", "any", "some", "all", "every", "each", "no", "other"}
+_QUANTIFYING = {"WH", "WHO", "COUNT", "NUM", "CMP", "MOST", "LEAST", "TOP"}
+_NOUNS = {"LABEL", "KIND"}
+
+
+def _singular(lex: Lexicon, phrase: tuple[str, ...], entries: list[Entry]) -> bool:
+    """A count noun in its singular form: the lexicon has its plural with the same meaning."""
+    last = phrase[-1]
+    return any(e in lex.phrases.get((*phrase[:-1], last + suffix), ())
+               for e in entries for suffix in ("s", "es"))
+
+
+def _names_one_thing(lex: Lexicon, tokens: tuple[str, ...], at: int, n: int,
+                     entries: list[Entry], slots: list[Slot]) -> bool:
+    """Is a phrase that is both a vocabulary word and an entity's name the entity here?"""
+    if slots and slots[-1][0].kind == "LABEL":  # "team data"
+        return True
+    if not any(e.kind in _NOUNS for e in entries):
+        return False
+    if not _singular(lex, tokens[at:at + n], [e for e in entries if e.kind in _NOUNS]):
+        return False
+    before = tokens[at - 1] if at else ""
+    return (before not in GENERIC_BEFORE
+            and not (slots and any(t.kind in _QUANTIFYING for t in slots[-1])))
 
 
 def _longest_entity(entities: dict[tuple[str, ...], list[tuple[str, str]]],

@@ -17,7 +17,9 @@ repository is asked with ``POST /search`` (admin key, ``X-Tenant``) and scored:
 
 Reported per family and repository and overall; the replay time of each repository too.
 Tenants are deleted after (``BENCH_QA_KEEP=1`` keeps them and prints their names).
-Run: ``.substrate/venv/bin/python -m tests.bench.bench_devset_qa [--repos fac,...]``.
+Run: ``.substrate/venv/bin/python -m tests.bench.bench_devset_qa [--repos fac,...]
+[--family decisions,when] [--ids fac-040,...] [--tenant fac=t-qa-fac-abc123]`` (``--tenant``
+asks a tenant kept by an earlier run, ``BENCH_QA_KEEP=1``, instead of replaying again).
 Writes ``$SUBSTRATE_HOME/bench/devset_qa.json`` and ``devset_qa.md``.
 """
 
@@ -30,6 +32,7 @@ import secrets
 import subprocess
 import sys
 import time
+from collections.abc import Collection
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,13 +104,25 @@ def drop(settings: Settings, tenant: str) -> None:
         driver.close()
 
 
-def run_repo(settings: Settings, name: str) -> tuple[dict[str, Any], list[Scored]]:
+def selected(name: str, families: Collection[str], ids: Collection[str]) -> list[dict[str, Any]]:
+    """The repository's questions, only those of ``families`` / ``ids`` when given."""
+    return [q for q in load(name) if (not families or q["family"] in families)
+            and (not ids or q["id"] in ids)]
+
+
+def run_repo(settings: Settings, name: str, families: Collection[str] = (),
+             ids: Collection[str] = (), kept: str | None = None,
+             ) -> tuple[dict[str, Any], list[Scored]]:
     repo = clone(name, settings.home / "bench" / "devset")
-    tenant = f"t-qa-{name.replace('.', '-')}-{secrets.token_hex(3)}"
     since = window_since(repo, WINDOW)
+    if kept is not None:  # a tenant replayed by an earlier run (BENCH_QA_KEEP=1)
+        scored = ask(settings, kept, selected(name, families, ids), repo)
+        return {"repository": name, "since": since, "replay_seconds": 0.0,
+                "tenant": kept, **summarise(scored)}, scored
+    tenant = f"t-qa-{name.replace('.', '-')}-{secrets.token_hex(3)}"
     try:
         seconds = replay(repo, tenant, since)
-        scored = ask(settings, tenant, load(name), repo)
+        scored = ask(settings, tenant, selected(name, families, ids), repo)
     finally:
         if os.environ.get("BENCH_QA_KEEP") == "1":
             print(f"kept tenant {tenant}", flush=True)
@@ -139,11 +154,14 @@ def markdown(figures: dict[str, Any]) -> str:
     return text
 
 
-def run(repos: list[str]) -> dict[str, Any]:
+def run(repos: list[str], families: Collection[str] = (), ids: Collection[str] = (),
+        kept: dict[str, str] | None = None) -> dict[str, Any]:
     settings = Settings.from_env()
     rows, scored = [], []
     for name in repos:
-        row, got = run_repo(settings, name)
+        if ids and not selected(name, families, ids):
+            continue
+        row, got = run_repo(settings, name, families, ids, (kept or {}).get(name))
         print(json.dumps({k: row[k] for k in ("repository", "replay_seconds", "overall")}),
               flush=True)
         rows.append(row)
@@ -156,11 +174,21 @@ def run(repos: list[str]) -> dict[str, Any]:
             "load_average_1m": round(os.getloadavg()[0], 2)}
 
 
+def split(text: str) -> set[str]:
+    return {t.strip() for t in text.split(",") if t.strip()}
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--repos", default=",".join(REPOS))
+    p.add_argument("--family", default="", help="only these families (comma-separated)")
+    p.add_argument("--ids", default="", help="only these question ids (comma-separated)")
+    p.add_argument("--tenant", action="append", default=[], metavar="REPO=TENANT",
+                   help="ask a tenant kept by an earlier run instead of replaying REPO")
     args = p.parse_args(argv if argv is not None else sys.argv[1:])
-    figures = run([r for r in args.repos.split(",") if r])
+    kept = dict(t.split("=", 1) for t in args.tenant)
+    figures = run([r for r in args.repos.split(",") if r], split(args.family),
+                  split(args.ids), kept)
     out = Settings.from_env().home / "bench" / "devset_qa.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(figures, indent=2) + "\n")

@@ -11,6 +11,8 @@ Per directory the files merge in Compose's order: ``compose.yaml``/``compose.yml
 loads the included files into the project first; their relative paths (``build``,
 ``env_file``) and their ``.env`` are those of their own folder. ``build:`` (a context string or
 ``{context, dockerfile}``) names the service's source folder; ``profiles`` are kept.
+The configuration files a service bind-mounts from the repository are read for their values
+(:mod:`mounts`: an OpenTelemetry collector's exporter endpoint, an nginx ``proxy_pass``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from yaml.nodes import Node, SequenceNode
 
 from substrate.connectors.envfiles import interpolate, parse_env_file
 from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.mounts import Mounted, config_values, mounted_files
 from substrate.connectors.yamlnodes import Fact, compose_all, get, items, line_of, pairs, scalar
 
 BASES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
@@ -46,6 +49,7 @@ class ComposeService:
     dockerfile: str = ""
     profiles: list[str] = field(default_factory=list)
     ports: list[Fact] = field(default_factory=list)
+    mounted: list[Mounted] = field(default_factory=list)  # values of mounted config files
 
 
 def _rank(name: str) -> tuple[int, str]:
@@ -161,6 +165,7 @@ class _Reader:
                 svc.profiles.append(name)
         self.read_env_files(svc, get(body, "env_file"))
         self.read_environment(svc, get(body, "environment"))
+        self.read_mounts(svc, get(body, "volumes"))
         for name, found in self.names(get(body, "depends_on")):
             svc.depends_on.setdefault(name, found)
         for name, found in self.names(get(body, "links")):
@@ -171,6 +176,14 @@ class _Reader:
             fact = self.fact(node)
             if fact is not None:
                 svc.dns_names.setdefault(fact.value, fact)
+
+    def read_mounts(self, svc: ComposeService, node: Node | None) -> None:
+        for path, volume in mounted_files(node, self.directory, self.env):
+            if path in {m.value.path for m in svc.mounted} or not self.snap.exists(path):
+                continue
+            mount = Fact(path, self.path, line_of(volume))
+            svc.mounted.extend(Mounted(key, value, mount)
+                               for key, value in config_values(self.snap.read(path), path))
 
     def names(self, node: Node | None) -> list[tuple[str, Fact]]:
         """Names listed in a sequence or as keys of a mapping (``depends_on`` long form)."""

@@ -11,7 +11,9 @@
   ``DEPENDS_ON`` (to Infrastructure), confidence 0.95 (a heuristic reading), with the
   ``address`` as written, its ``host`` and ``port`` as edge properties. A Kubernetes variable
   read from a ConfigMap (``envFrom``, ``configMapKeyRef``) has its evidence on the ConfigMap's
-  line and the reference's line in ``evidence_refs``.
+  line and the reference's line in ``evidence_refs``. So does an address written in a
+  configuration file a Compose service mounts (``via: mounted_config``; the volume line in
+  ``evidence_refs``).
 * A Kubernetes namespace is ``Infrastructure(kind=namespace)`` that ``HOSTS`` its workloads.
 * Entities keep ``manifests`` (the files defining them), ``ports``, compose ``profiles`` and the
   compose ``build_context`` (the source folder, see :mod:`layout`), and ``attribute_refs``: the
@@ -24,13 +26,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
 from substrate.connectors.compose import ComposeService, read_compose
 from substrate.connectors.endpoints import URL_PASSWORD, HostRef, hosts_in
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.k8s import ConfigValue, K8sManifests, Workload, read_k8s
+from substrate.connectors.mounts import Mounted
 from substrate.connectors.yamlnodes import Fact
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
@@ -129,6 +132,7 @@ class _Deployed:
     namespace: str | None
     depends: dict[str, Fact]
     config: dict[str, ConfigValue] | None = None
+    mounted: list[Mounted] = field(default_factory=list)
 
 
 class ManifestReader:
@@ -162,7 +166,7 @@ class ManifestReader:
         if svc.build is not None:
             entity.props.setdefault("build_context", svc.build.value)
         depends = {**svc.depends_on, **svc.links}
-        self.deployed.append(_Deployed(entity, svc.env, None, depends))
+        self.deployed.append(_Deployed(entity, svc.env, None, depends, mounted=svc.mounted))
 
     def add_k8s(self, manifests: K8sManifests) -> None:
         entities: list[Entity] = []
@@ -223,6 +227,10 @@ class ManifestReader:
                 "evidence_refs": [self.ref(value.value), self.ref(value.at)],
             }
             self.env_edges(item, var, value.value, props)
+        for m in item.mounted:
+            self.env_edges(item, m.key, m.value, {
+                "via": "mounted_config", "var": m.key, "config_file": m.value.path,
+                "evidence_refs": [self.ref(m.value), self.ref(m.mount)]})
 
     def env_edges(self, item: _Deployed, var: str, fact: Fact, props: dict[str, object]) -> None:
         src = item.entity.ceid

@@ -33,6 +33,7 @@ from substrate.connectors.gitcmd import run_git
 from substrate.connectors.gitrepo import SERVICE_ROOTS
 from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
 from substrate.connectors.layout import is_build_path, is_readme_path
+from substrate.connectors.mounts import may_be_mounted
 from substrate.connectors.owners_files import is_owners_path
 from substrate.connectors.postmortem import is_postmortem_path
 
@@ -67,6 +68,8 @@ READERS: tuple[Reader, ...] = (
     Reader("services", _service_folder, "services/<name>/**, apps/<name>/**"),
     Reader("compose", _compose, "**/compose.y(a)ml, **/docker-compose*.y(a)ml"),
     Reader("envfiles", is_env_file, "**/.env*, **/*.env"),
+    Reader("compose mounts", may_be_mounted,
+           "**/*.y(a)ml, *.conf, *.toml, *.ini, *.properties, *.cfg, *.hcl outside .github/"),
     Reader("k8s", _k8s, "**/*.yaml, **/*.yml outside .github/ and docs/"),
     Reader("codeowners", lambda p: p in LOCATIONS, ", ".join(LOCATIONS)),
     Reader("owners", is_owners_path, "**/OWNERS, OWNERS_ALIASES, **/owners.y(a)ml, ..."),

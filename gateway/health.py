@@ -9,11 +9,11 @@ from typing import Any
 
 import nats
 import psycopg
-import redis.asyncio as aioredis
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from substrate import __version__
+from substrate.cache import redis_client
 from substrate.settings import Settings
 
 
@@ -45,8 +45,7 @@ async def _postgres(settings: Settings) -> str:
 
 
 async def _redis(settings: Settings) -> str:
-    client = aioredis.Redis.from_url(settings.redis_url, socket_timeout=2,
-                                     socket_connect_timeout=2)
+    client = redis_client(settings, timeout=2)
     try:
         await client.ping()  # type: ignore[misc]
     finally:
@@ -55,7 +54,7 @@ async def _redis(settings: Settings) -> str:
 
 
 async def _nats(settings: Settings) -> str:
-    nc = await nats.connect(settings.nats_url, connect_timeout=2, max_reconnect_attempts=0,
+    nc = await nats.connect(settings.nats_servers, connect_timeout=2, max_reconnect_attempts=0,
                             allow_reconnect=False)
     try:
         info = await nc.jetstream().account_info()

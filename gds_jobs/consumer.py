@@ -29,7 +29,7 @@ from gds_jobs.incremental import IncrementalResult, update_communities
 from gds_jobs.runtime import job_context
 from substrate.embeddings import TextEmbedder, make_embedder
 from substrate.graph import snapshots
-from substrate.graph.events import STREAM, SUBJECT, ensure_stream
+from substrate.graph.events import STREAM, SUBJECT, ensure_stream, stream_replicas
 from substrate.retrieval.scope import CLASSIFICATIONS, ReadScope, clearance_for
 from substrate.settings import Settings
 
@@ -112,11 +112,11 @@ class CommunityConsumer:
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Pull and apply events until ``stop`` is set (forever without one)."""
-        nc = await nats.connect(self.settings.nats_url, connect_timeout=2,
+        nc = await nats.connect(self.settings.nats_servers, connect_timeout=2,
                                 max_reconnect_attempts=-1, reconnect_time_wait=1.0)
         try:
             js = nc.jetstream()
-            await ensure_stream(js)
+            await ensure_stream(js, stream_replicas(nc))
             policy = DeliverPolicy.NEW if self.deliver_new else DeliverPolicy.ALL
             config = ConsumerConfig(durable_name=self.durable, ack_policy=AckPolicy.EXPLICIT,
                                     deliver_policy=policy, ack_wait=ACK_WAIT_S,

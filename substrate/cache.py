@@ -9,12 +9,16 @@ Layout (every key of a tenant shares the hash tag ``{tenant}``, so one slot hold
 - ``sr:{t}:wm`` — the invalidation watermark of the tenant: ``started`` / ``applied`` are the
   newest snapshot versions whose ``graph.updated`` event began / finished evicting.
 
+Every multi-key operation (the eviction and store scripts, the lookup pipeline) names keys of
+one tenant only, so on a Redis Cluster (``REDIS_CLUSTER=1``) it runs in that tenant's slot.
+
 Pinned entries (``snapshot_version`` or ``at``) are immutable: their key holds the resolved
 version and they are never indexed. Unpinned entries are evicted by the invalidator
 (:mod:`substrate.cache_invalidator`); two guards keep them fresh in between:
 
 - store: an entry computed at tenant version ``tv`` is not stored when an event newer than
-  ``tv`` already started evicting (WATCH on the watermark makes this atomic with eviction);
+  ``tv`` already started evicting (one script checks the watermark and stores, so it is
+  atomic with eviction);
 - read: an entry from ``tv`` is served at tenant version ``T > tv`` only once the events up
   to ``T`` were applied (it survived them); until then it is a miss, so a caller reads its
   own writes even before the event arrives (and while NATS is down).
@@ -41,7 +45,8 @@ from typing import Any, TypeVar, cast
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import RedisError, WatchError
+from redis.commands.core import AsyncScript
+from redis.exceptions import RedisError
 
 from substrate import __version__
 from substrate.cypher import CYPHER_DIR
@@ -80,6 +85,25 @@ if ARGV[2] == '1' then bump('applied') end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 return evicted
 """
+
+
+# KEYS[1] = watermark, KEYS[2] = the entry, KEYS[3..] = index keys of the touched ids;
+# ARGV = tenant version of the read, payload, TTL. Nothing is stored when an event newer than
+# the read already started evicting (or was applied).
+_STORE_LUA = """
+local tv = tonumber(ARGV[1])
+for _, mark in ipairs(redis.call('HMGET', KEYS[1], 'started', 'applied')) do
+  if mark and tonumber(mark) > tv then return 0 end
+end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+for i = 3, #KEYS do
+  redis.call('SADD', KEYS[i], KEYS[2])
+  redis.call('EXPIRE', KEYS[i], ARGV[3])
+end
+return 1
+"""
+
+RedisClient = aioredis.Redis | aioredis.RedisCluster
 
 
 class CacheUnavailable(Exception):
@@ -193,16 +217,24 @@ def touched_ids(result: Any, prefixes: Iterable[str] | None = None) -> set[str]:
 
 
 # --- the cache -------------------------------------------------------------------------
-def redis_client(settings: Settings) -> aioredis.Redis:
-    """Short timeouts and no retries: a dead Redis costs a request at most ~0.2 s."""
-    return aioredis.Redis.from_url(
-        settings.redis_url, socket_timeout=REDIS_TIMEOUT_S,
-        socket_connect_timeout=REDIS_TIMEOUT_S, retry=Retry(NoBackoff(), 0),
+def redis_client(settings: Settings, timeout: float = REDIS_TIMEOUT_S) -> RedisClient:
+    """Short timeouts and no retries: a dead Redis costs a request at most ~``timeout``.
+    ``REDIS_CLUSTER=1``: a cluster client, REDIS_URL is its startup node."""
+    client_class = aioredis.RedisCluster if settings.redis_cluster else aioredis.Redis
+    return client_class.from_url(
+        settings.redis_url, socket_timeout=timeout, socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
     )
 
 
+def register_script(client: RedisClient, text: str) -> AsyncScript:
+    """redis-py types ``register_script`` for ``Redis`` only; a cluster client runs a script
+    the same way (EVALSHA, sent to the node that holds the slot of its keys)."""
+    return client.register_script(text)  # type: ignore[misc]
+
+
 class QueryCache:
-    def __init__(self, settings: Settings, redis_client: aioredis.Redis,
+    def __init__(self, settings: Settings, redis_client: RedisClient,
                  ontology: Ontology | None = None,
                  cooldown_s: float = BREAKER_COOLDOWN_S) -> None:
         self.ttl = settings.cache_ttl_seconds
@@ -212,7 +244,8 @@ class QueryCache:
         self.stats = CacheStats()
         self._down_until = 0.0
         self._failures = 0  # consecutive
-        self._evict = redis_client.register_script(_EVICT_LUA)
+        self._evict = register_script(redis_client, _EVICT_LUA)
+        self._store_script = register_script(redis_client, _STORE_LUA)
 
     @classmethod
     def from_settings(cls, settings: Settings, ontology: Ontology | None = None) -> QueryCache:
@@ -267,8 +300,6 @@ class QueryCache:
         try:
             result = await call()
         except (RedisError, OSError, TimeoutError) as exc:
-            if isinstance(exc, WatchError):
-                raise
             self._failures += 1
             if self._failures >= BREAKER_THRESHOLD:
                 self._down_until = time.monotonic() + self.cooldown_s
@@ -316,8 +347,6 @@ class QueryCache:
                     key, scope, payload, touched))
         except CacheUnavailable:
             return "unavailable"
-        except WatchError:
-            stored = False
         if stored:
             self.stats.stored += 1
             return "stored"
@@ -330,20 +359,12 @@ class QueryCache:
 
     async def _store_indexed(self, key: str, scope: ReadScope, payload: str,
                              touched: set[str]) -> bool:
-        wm = watermark_key(scope.tenant)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            await pipe.watch(wm)
-            marks = await cast(Awaitable[list[Any]], pipe.hmget(wm, ["started", "applied"]))
-            newest = max(int(m or 0) for m in marks)
-            if newest > (scope.tenant_version or 0):
-                return False  # an event newer than this read started evicting
-            pipe.multi()  # type: ignore[no-untyped-call]
-            pipe.set(key, payload, ex=self.ttl)
-            for ceid in touched:
-                pipe.sadd(index_key(scope.tenant, ceid), key)
-                pipe.expire(index_key(scope.tenant, ceid), self.ttl)
-            await pipe.execute()
-        return True
+        """False when an event newer than this read already started evicting."""
+        keys = [watermark_key(scope.tenant), key,
+                *(index_key(scope.tenant, ceid) for ceid in sorted(touched))]
+        stored = await self._store_script(keys=keys, args=[scope.tenant_version or 0,
+                                                            payload, self.ttl])
+        return int(stored) == 1
 
 
 def _block(hit: bool, key: str, status: str) -> dict[str, Any]:

@@ -1,9 +1,14 @@
 """The durable JetStream consumer that evicts query-cache entries named by ``graph.updated``.
 
 One pull consumer per Redis cache (the durable name hashes the Redis URL): gateway replicas
-that share a Redis share the work; each event is acked only after its entries were evicted,
-so Redis down means redelivery, never a lost eviction. NATS down: the task retries with
-backoff (the TTL bounds what it cannot evict meanwhile) and resumes from its durable position.
+that share a Redis share the consumer, so each event is applied by one of them (again only
+after a failed ack: eviction is idempotent). At most one event is in flight across all
+replicas (``max_ack_pending=1``): a tenant's events are applied in order, so the ``applied``
+watermark never passes an event whose entries are still in Redis. Each event is acked only
+after its entries were evicted, so Redis down means redelivery, never a lost eviction. NATS
+down: the task retries with backoff (the TTL bounds what it cannot evict meanwhile) and
+resumes from its durable position; NATS_URL may list several servers (a cluster): a lost
+connection reconnects to the next one that answers.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from substrate.cache import CacheUnavailable, QueryCache
 from substrate.graph import snapshots
-from substrate.graph.events import STREAM, SUBJECT, ensure_stream
+from substrate.graph.events import STREAM, SUBJECT, ensure_stream, stream_replicas
 from substrate.graph.ontology import Ontology
 from substrate.observability.metrics import INVALIDATION_LAG
 from substrate.settings import Settings
@@ -36,7 +41,7 @@ log = logging.getLogger(__name__)
 DURABLE_PREFIX = "substrate-cache"
 FETCH_WAIT_S = 2.0  # a pull waits this long for the next event
 BACKOFF_S = (0.2, 2.0)  # first and longest wait between reconnects
-ACK_WAIT_S = 30
+ACK_WAIT_S = 10  # a replica that died holding an event: another gets it after this
 REDELIVER_DELAY_S = 1.0
 CONNECT_TIMEOUT_S = 5.0
 
@@ -118,14 +123,16 @@ class CacheInvalidator:
         # and for minutes with the default; one retry, then NoServersError (this loop backs
         # off); allow_reconnect=False: a dropped connection closes and this loop reconnects
         nc = await asyncio.wait_for(nats.connect(
-            self.settings.nats_url, connect_timeout=2, allow_reconnect=False,
+            self.settings.nats_servers, connect_timeout=2, allow_reconnect=False,
             max_reconnect_attempts=1, reconnect_time_wait=0.05, error_cb=self._on_error,
         ), timeout=CONNECT_TIMEOUT_S)
         try:
             js = nc.jetstream()
-            await ensure_stream(js)
+            await ensure_stream(js, stream_replicas(nc))
+            config = self._consumer_config()
+            await js.add_consumer(STREAM, config)  # creates it, or updates an older config
             sub = await js.pull_subscribe(SUBJECT, durable=self.durable, stream=STREAM,
-                                          config=self._consumer_config())
+                                          config=config)
             self.stats.connected = True
             self.stats.connected_at = datetime.now(UTC)
             await self._pull(nc, sub)
@@ -139,7 +146,7 @@ class CacheInvalidator:
     def _consumer_config(self) -> ConsumerConfig:
         return ConsumerConfig(durable_name=self.durable, ack_policy=AckPolicy.EXPLICIT,
                               deliver_policy=DeliverPolicy.ALL, ack_wait=ACK_WAIT_S,
-                              max_ack_pending=1000)
+                              max_ack_pending=1, filter_subject=SUBJECT)
 
     async def _pull(self, nc: NatsClient, sub: Any) -> None:
         while not nc.is_closed:

@@ -37,6 +37,8 @@ ENV_DEFAULTS: dict[str, str] = {
     "POSTGRES_PORT": "5432",
     # a loopback URL without a password gets the generated user + password (secrets/)
     "REDIS_URL": "redis://127.0.0.1:6379/0",
+    "REDIS_CLUSTER": "0",  # 1: REDIS_URL is a startup node of a Redis Cluster
+    # one server URL or a comma-separated list (the servers of a NATS cluster)
     "NATS_URL": "nats://127.0.0.1:4222",
     "GATEWAY_HOST": "127.0.0.1",
     "GATEWAY_PORT": "8080",
@@ -137,6 +139,7 @@ class Settings:
     postgres_dsn_env: str
     postgres_port: int
     redis_url_env: str
+    redis_cluster: bool
     nats_url_env: str
     gateway_host: str
     gateway_port: int
@@ -189,6 +192,7 @@ class Settings:
             postgres_dsn_env=e.get("POSTGRES_DSN", ""),
             postgres_port=int(_get(e, "POSTGRES_PORT")),
             redis_url_env=_get(e, "REDIS_URL"),
+            redis_cluster=_get(e, "REDIS_CLUSTER").lower() in ("1", "on", "true", "yes"),
             nats_url_env=_get(e, "NATS_URL"),
             gateway_host=_get(e, "GATEWAY_HOST"),
             gateway_port=int(_get(e, "GATEWAY_PORT")),
@@ -288,9 +292,16 @@ class Settings:
                                 read_secret(self.secrets_dir, REDIS_PASSWORD))
 
     @property
+    def nats_servers(self) -> list[str]:
+        """Every URL of NATS_URL (comma-separated: the servers of a cluster), each with the
+        credentials :func:`with_credentials` gives a single one."""
+        password = read_secret(self.secrets_dir, NATS_PASSWORD)
+        return [with_credentials(url, NATS_USER, password) for url in _csv(self.nats_url_env)]
+
+    @property
     def nats_url(self) -> str:
-        return with_credentials(self.nats_url_env, NATS_USER,
-                                read_secret(self.secrets_dir, NATS_PASSWORD))
+        """The first NATS server (the local part's); clients connect to :attr:`nats_servers`."""
+        return self.nats_servers[0]
 
     @property
     def redis_port(self) -> int:
@@ -298,4 +309,4 @@ class Settings:
 
     @property
     def nats_port(self) -> int:
-        return urlsplit(self.nats_url_env).port or 4222
+        return urlsplit(_csv(self.nats_url_env)[0]).port or 4222

@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 import nats
 import psycopg
+from nats.aio.client import Client as NatsClient
 from nats.js.api import StreamConfig
-from nats.js.errors import BadRequestError
+from nats.js.errors import BadRequestError, NotFoundError
 
 from substrate.graph import faults, snapshots
 from substrate.settings import Settings
@@ -25,11 +27,31 @@ STREAM = "GRAPH"
 SUBJECT = "graph.updated"
 HEADER_ROOM = 4096  # headers and protocol overhead inside the server's max_payload
 PUBLISH_DEADLINE = 20.0  # seconds for one outbox drain (connect 2 s, 5 s per publish ack)
+MAX_REPLICAS = 3
 
 
-async def ensure_stream(js: Any) -> None:
-    with contextlib.suppress(BadRequestError):  # already exists with this config
-        await js.add_stream(StreamConfig(name=STREAM, subjects=["graph.>"]))
+def stream_replicas(nc: NatsClient) -> int:
+    """Copies of the stream: one per server the client knows (NATS_URL and the servers a
+    cluster advertises), at most 3 - a 3-node cluster keeps the events with a node down."""
+    return max(1, min(MAX_REPLICAS, len(nc.servers)))
+
+
+async def ensure_stream(js: Any, replicas: int = 1) -> None:
+    """The GRAPH stream with ``replicas`` copies; one made with fewer is scaled up (a single
+    server refuses more than one copy: then it stays at one)."""
+    try:
+        info = await js.stream_info(STREAM)
+    except NotFoundError:
+        try:
+            await js.add_stream(StreamConfig(name=STREAM, subjects=["graph.>"],
+                                             num_replicas=replicas))
+        except BadRequestError:  # created meanwhile, or more copies than servers
+            if replicas > 1:
+                await ensure_stream(js, 1)
+        return
+    if (info.config.num_replicas or 1) < replicas:
+        with contextlib.suppress(BadRequestError):
+            await js.update_stream(replace(info.config, num_replicas=replicas))
 
 
 def encode_event(event: dict[str, Any], max_bytes: int) -> bytes:
@@ -51,12 +73,12 @@ async def _ignore(error: Exception) -> None:
 async def _publish(settings: Settings, events: list[dict[str, Any]]) -> None:
     # nats-py retries a refused first connect forever unless max_reconnect_attempts > 0
     # (0 means "no limit" there), which hung every commit while NATS was down
-    nc = await nats.connect(settings.nats_url, connect_timeout=2, allow_reconnect=False,
+    nc = await nats.connect(settings.nats_servers, connect_timeout=2, allow_reconnect=False,
                             max_reconnect_attempts=1, reconnect_time_wait=0.2,
                             error_cb=_ignore)
     try:
         js = nc.jetstream()
-        await ensure_stream(js)
+        await ensure_stream(js, stream_replicas(nc))
         for event in events:
             stamped = {**event, "published_at": datetime.now(UTC).isoformat()}
             await js.publish(

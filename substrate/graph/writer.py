@@ -344,7 +344,10 @@ class GraphWriter:
             plan.run(tx, changes, embeddings)
             run_statement(tx, mark, version=version, tenant=tenant, content_hash=digest)
 
-        with self.driver.session() as session:
+        # the bookmark manager of execute_query: the writer's reads after this write (routed
+        # to any cluster member) wait until the member has it (read-your-writes)
+        with self.driver.session(
+                bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
             session.execute_write(work)
 
 

@@ -137,8 +137,9 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
         return keys, rows, None
 
     try:
-        async with driver.session(default_access_mode="READ",
-                                  fetch_size=FETCH_SIZE) as session:
+        async with driver.session(  # routed as a read; after this process's own writes
+                default_access_mode="READ", fetch_size=FETCH_SIZE,
+                bookmark_manager=driver.execute_query_bookmark_manager) as session:
             keys, rows, truncated_by = await session.execute_read(work)
     except Neo4jError as exc:
         raise neo4j_failure(exc, timeout) from exc

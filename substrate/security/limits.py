@@ -20,7 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import RedisError
 
 from substrate.errors import SubstrateError
@@ -80,13 +80,13 @@ class Decision:
 class RateLimiter:
     """GCRA over Redis: ``per_minute`` requests per minute on average, ``burst`` at once."""
 
-    def __init__(self, redis: Redis, per_minute: int, burst: int) -> None:
+    def __init__(self, redis: Redis | RedisCluster, per_minute: int, burst: int) -> None:
         if per_minute < 1 or burst < 1:
             raise ValueError("RATE_LIMIT_PER_MINUTE and RATE_LIMIT_BURST must be at least 1")
         self.redis = redis
         self.interval_us = 60_000_000 // per_minute
         self.burst = burst
-        self.script = redis.register_script(GCRA_LUA)
+        self.script = redis.register_script(GCRA_LUA)  # type: ignore[misc]  # cluster too
         self._last_warning = 0.0
 
     async def check(self, caller: str) -> Decision:

@@ -1,19 +1,34 @@
 """A Neo4j routing URI (``neo4j://``) works unchanged: the gateway answers over it (reads go
 out as routed read transactions), a write through it is read back at once (the driver's
-bookmarks), and ``substrate doctor`` checks a stack addressed that way."""
+bookmarks), and ``substrate doctor`` checks a stack addressed that way. The driver's protocol
+log shows what a cluster would get: BEGIN with mode 'r' on every read path, and a writer's
+next read carrying the bookmark of its write."""
 
 from __future__ import annotations
 
+import ast
+import asyncio
+import logging
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from neo4j import Driver
 
 from substrate.db import neo4j_driver
 from substrate.doctor.checks import run_doctor
+from substrate.graph.records import GraphBatch, NodeRecord
+from substrate.graph.writer import GraphWriter
+from substrate.retrieval.cypher_run import run_cypher
+from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.scope import resolve_scope
+from substrate.services import open_services
 from substrate.settings import Settings
 from tests.support.gateway_client import gateway
+from tests.support.graphstate import drop_tenant_graph, new_tenant
 from tests.support.local_procs import gateway as second_gateway
 
 pytestmark = pytest.mark.integration
@@ -56,3 +71,92 @@ def test_a_write_is_read_back_through_the_routing_driver(stack: Settings) -> Non
 def test_doctor_checks_a_stack_addressed_by_a_routing_uri(stack: Settings) -> None:
     findings = run_doctor(routed(stack))
     assert [f for f in findings if not f.ok] == []
+
+
+# --- what goes over Bolt: read transactions routed as reads, bookmarks after writes ----------
+class BoltLog(logging.Handler):
+    """The driver's protocol log (``C: BEGIN {...}``, ``S: SUCCESS {'bookmark': ...}``)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+    def begins(self) -> list[dict[str, Any]]:
+        return [ast.literal_eval(line.split("C: BEGIN ", 1)[1])
+                for line in self.lines if "C: BEGIN " in line]
+
+    def bookmark_of(self, marker: str) -> tuple[str, list[dict[str, Any]]]:
+        """The bookmark the server returned on COMMIT of the transaction that ran a query
+        containing ``marker``, and the BEGINs of the transactions after it."""
+        ran, bookmark, after = False, "", []
+        for line in self.lines:
+            if "C: BEGIN " in line and bookmark:
+                after.append(ast.literal_eval(line.split("C: BEGIN ", 1)[1]))
+            elif "C: BEGIN " in line:
+                ran = False
+            elif "C: RUN " in line and marker in line:
+                ran = True
+            elif "S: SUCCESS {'bookmark'" in line and ran and not bookmark:
+                bookmark = ast.literal_eval(line.split("S: SUCCESS ", 1)[1])["bookmark"]
+        return bookmark, after
+
+
+@contextmanager
+def bolt_log() -> Iterator[BoltLog]:
+    handler, logger = BoltLog(), logging.getLogger("neo4j")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def test_the_read_paths_open_read_transactions(stack: Settings) -> None:
+    """Templates (GraphReader) and POST /cypher (run_cypher) both BEGIN with mode 'r', so a
+    routing driver sends them to the readers of the routing table."""
+    services = open_services(routed(stack), check_templates=False)
+
+    async def read() -> None:
+        scope = await resolve_scope(stack, stack.tenant)
+        reader = GraphReader(services.async_driver, services.cypher)
+        assert await reader.rows("retrieval/entity_names", scope, limit=5)
+        result = await run_cypher(services.async_driver, scope, "MATCH (s:Service) RETURN "
+                                  "s.name AS name LIMIT 3", {}, 10, 10.0, 1 << 20)
+        assert result["row_count"] > 0
+        await services.aclose()
+
+    with bolt_log() as log:
+        asyncio.run(read())
+    begins = log.begins()
+    assert len(begins) >= 2 and all(b.get("mode") == "r" for b in begins), begins
+
+
+def test_a_writer_reads_its_own_write_by_bookmark(stack: Settings, driver: Driver) -> None:
+    """GraphWriter's write transaction (the one that sets the WriteMark) feeds the driver's
+    execute_query bookmark manager: every transaction after it - the mark's clearing, the
+    next read - carries the write's bookmark (read-your-writes on a cluster)."""
+    settings = routed(stack)
+    routed_driver = neo4j_driver(settings)
+    tenant = new_tenant("routing")
+    try:
+        with bolt_log() as log:
+            GraphWriter(settings, routed_driver).commit(GraphBatch(
+                [NodeRecord("service:probe", "Service", {"name": "probe"})], []),
+                source="test", tenant=tenant)
+            records, _, _ = routed_driver.execute_query(
+                "MATCH (s:Service {tenant_id: $t, ceid: 'service:probe'}) RETURN count(s) AS n",
+                t=tenant, routing_="r")
+        assert records[0]["n"] == 1
+        written, after = log.bookmark_of("WriteMark {version")
+        assert written and after, log.lines[-30:]
+        assert after[-1].get("mode") == "r", after[-1]
+        assert written in after[0].get("bookmarks", []), (written, after[0])
+    finally:
+        routed_driver.close()
+        drop_tenant_graph(driver, tenant)

@@ -42,7 +42,8 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def gateway(log_dir: Path, tenant: str, **env: str) -> Iterator[httpx.Client]:
+def gateway(log_dir: Path, tenant: str, start_timeout: float = 180.0,
+            **env: str) -> Iterator[httpx.Client]:
     """A second gateway from the code on disk, on a free port, with ``env`` overriding the
     environment (e.g. REDIS_URL / NATS_URL); yields a client sending ``X-Tenant``."""
     port = free_port()
@@ -59,15 +60,16 @@ def gateway(log_dir: Path, tenant: str, **env: str) -> Iterator[httpx.Client]:
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60,
                               headers={"X-Tenant": tenant, "Authorization": f"Bearer {key}"})
         try:
-            _wait_healthy(client, proc, log_path)
+            _wait_healthy(client, proc, log_path, start_timeout)
             yield client
         finally:
             client.close()
             _stop(proc)
 
 
-def _wait_healthy(client: httpx.Client, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 180
+def _wait_healthy(client: httpx.Client, proc: subprocess.Popen[bytes], log: Path,
+                  timeout: float) -> None:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"gateway exited ({proc.returncode}):\n{log.read_text()[-3000:]}")

@@ -86,7 +86,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.cache = start_cache(settings, app.state.services.ontology)
         substrate_metrics.bind_cache(app.state.cache.cache.stats)
         app.state.read = ReadService(app.state.services, app.state.cache.cache)
-        await app.state.read.open()
+        await app.state.read.open(snapshot_clock=True)
         await asyncio.to_thread(app.state.read.warm_up)  # load the embedder before serving
         app.state.outbox = OutboxPublisher(settings, app.state.services.driver,
                                            app.state.services.cypher)

@@ -17,9 +17,13 @@ async def cache_stats(request: Request) -> JSONResponse:
       and its event is not applied yet), Redis availability, TTL. invalidation - the
       durable JetStream consumer (connected, events applied, entries evicted, backlog
       events caught up after an outage) and the delay from an event's publication to its
-      eviction (last, recent p50 and max, the newest events).
+      eviction (last, recent p50 and max, the newest events). snapshot_clock - the
+      in-process snapshot versions unpinned reads are scoped with (live, latest, events
+      seen, PostgreSQL refreshes, scopes served from memory and fallbacks).
     responses:
       200: {description: cache and invalidation statistics}
     """
     runtime: CacheRuntime = request.app.state.cache
-    return JSONResponse(runtime.stats())
+    clock = request.app.state.read.clock
+    return JSONResponse({**runtime.stats(),
+                         "snapshot_clock": clock.to_dict() if clock is not None else None})

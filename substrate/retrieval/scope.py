@@ -90,6 +90,31 @@ async def resolve_scope(
                    jurisdictions=jurisdictions_for(jurisdictions))
 
 
+def latest_scope(tenant: str, latest: int, tenant_latest: int, clearance: str | None = None,
+                 jurisdictions: Iterable[str] | None = None) -> ReadScope:
+    """An unpinned scope from known versions (the in-process snapshot clock's)."""
+    return ReadScope(tenant, latest, clearance_for(clearance), False,
+                     tenant_version=tenant_latest,
+                     jurisdictions=jurisdictions_for(jurisdictions))
+
+
+LATEST_SQL = (
+    "SELECT NULL::text, coalesce(max(version), 0) FROM snapshots UNION ALL "
+    "SELECT t, (SELECT coalesce(max(version), 0) FROM snapshots WHERE tenant_id = t) "
+    "FROM unnest(%s::text[]) AS t"
+)
+
+
+async def latest_versions(pool: AsyncConnectionPool[Any], tenants: list[str]
+                          ) -> tuple[int, dict[str, int]]:
+    """(latest snapshot, each of ``tenants``' latest) in one statement."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(LATEST_SQL, (tenants,))
+        rows = await cur.fetchall()
+    latest = next((int(v) for t, v in rows if t is None), 0)
+    return latest, {str(t): int(v) for t, v in rows if t is not None}
+
+
 async def _resolve(settings: Settings, tenant: str, snapshot_version: Any, at: Any,
                    levels: tuple[str, ...], pool: AsyncConnectionPool[Any] | None,
                    ) -> ReadScope:

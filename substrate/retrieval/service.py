@@ -28,8 +28,9 @@ from substrate.retrieval.context import SearchContext, SearchOptions
 from substrate.retrieval.embed_cache import EmbeddingMemo
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.rerank import make_reranker
-from substrate.retrieval.scope import ReadScope, resolve_scope
+from substrate.retrieval.scope import ReadScope, latest_scope, latest_versions, resolve_scope
 from substrate.retrieval.search import Emit, _no_emit, search
+from substrate.retrieval.snapshot_clock import SnapshotClock
 from substrate.retrieval.tenants import KnownTenants
 from substrate.services import Services
 
@@ -45,14 +46,27 @@ class ReadService:
         self.embedding_error: Unavailable | None = None
         self.pool: AsyncConnectionPool[Any] | None = None
         self.tenants = KnownTenants(self.settings.tenant)
+        self.clock: SnapshotClock | None = None
 
-    async def open(self) -> None:
-        """Open the PostgreSQL pool every request's scope resolution uses."""
+    async def open(self, snapshot_clock: bool = False) -> None:
+        """Open the PostgreSQL pool scope resolution falls back to; ``snapshot_clock``: keep
+        the snapshot versions in memory (a long-lived gateway), so that an unpinned read
+        needs no PostgreSQL round trip (:mod:`substrate.retrieval.snapshot_clock`)."""
         self.pool = AsyncConnectionPool(self.settings.postgres_dsn, min_size=1, max_size=8,
                                         open=False, timeout=PG_ACQUIRE_S, kwargs=PG_DEADLINES)
         await self.pool.open()
+        if snapshot_clock:
+            self.clock = SnapshotClock(self.settings, self._latest_versions)
+            self.clock.start()
+
+    async def _latest_versions(self, tenants: list[str]) -> tuple[int, dict[str, int]]:
+        assert self.pool is not None
+        async with asyncio.timeout(PG_READ_DEADLINE_S):
+            return await latest_versions(self.pool, tenants)
 
     async def aclose(self) -> None:
+        if self.clock is not None:
+            await self.clock.stop()
         if self.pool is not None:
             await self.pool.close()
 
@@ -81,10 +95,22 @@ class ReadService:
         """``jurisdictions``: the principal's (``Principal.jurisdictions``); empty: all.
         An unknown tenant is a 404 naming it (see :mod:`substrate.retrieval.tenants`)."""
         name = tenant or self.settings.tenant
+        unpinned = snapshot_version is None and at is None
+        if self.clock is not None and at is None and self.tenants.known(name):
+            versions = self.clock.read(name)
+            if versions is not None:  # the hot path: no PostgreSQL round trip
+                if unpinned:
+                    return latest_scope(name, *versions, clearance, jurisdictions)
+                if type(snapshot_version) is int and 1 <= snapshot_version <= versions[0]:
+                    return replace(latest_scope(name, snapshot_version, 0, clearance,
+                                                jurisdictions), pinned=True, tenant_version=None)
         async with asyncio.timeout(PG_READ_DEADLINE_S):  # a frozen PostgreSQL: 503, not a hang
             await self.tenants.check(self.pool, name)
-            return await resolve_scope(self.settings, name, snapshot_version, at, clearance,
-                                       self.pool, jurisdictions)
+            scope = await resolve_scope(self.settings, name, snapshot_version, at, clearance,
+                                        self.pool, jurisdictions)
+        if unpinned and self.clock is not None and scope.tenant_version is not None:
+            self.clock.learn(name, scope.version, scope.tenant_version)
+        return scope
 
     async def search(self, query: str, scope: ReadScope, options: SearchOptions,
                      emit: Emit = _no_emit) -> dict[str, Any]:
@@ -159,9 +185,9 @@ class ReadService:
     async def memory(self, scope: ReadScope, service_id: str, limit: int = 20,
                      question: str | None = None) -> dict[str, Any]:
         """RSN-08: decisions, failures, exceptions, memories; recency + relevance ranked."""
-        service = await direct.resolve(self.reader, scope, service_id)
-        rows = await self.reader.rows("retrieval/memory", scope, ceid=service["ceid"],
-                                      limit=limit + 1)
+        service, rows = await direct.resolved_with(self.reader, scope,
+                                                   "retrieval/direct_memory", service_id,
+                                                   limit=limit + 1)
         truncated = len(rows) > limit
         rows = rows[:limit]
         query = question or f"why was {service['name']} designed this way; decisions, incidents"

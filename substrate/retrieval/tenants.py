@@ -27,6 +27,9 @@ class KnownTenants:
     def __init__(self, default_tenant: str) -> None:
         self._known = {default_tenant}
 
+    def known(self, tenant: str) -> bool:
+        return tenant in self._known
+
     async def check(self, pool: AsyncConnectionPool[Any] | None, tenant: str) -> None:
         """Return if ``tenant`` is known, else raise NotFound naming it."""
         if tenant in self._known or pool is None:

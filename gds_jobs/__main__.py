@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = Settings.from_env()
     if args.job == "watch":
-        from gds_jobs.consumer import watch
+        from gds_jobs.managed import watch
 
         return watch(settings, args.tenant, quiet=args.quiet)
     started = time.monotonic()

@@ -135,9 +135,11 @@ class CommunityConsumer:
                 await nc.close()
 
 
-def watch(settings: Settings, tenant: str | None, quiet: bool = False) -> int:
-    """The ``watch`` command: consume until interrupted; one JSON line per level applied."""
-    consumer = CommunityConsumer(settings, tenant, quiet=quiet)
+def watch(settings: Settings, tenant: str | None, quiet: bool = False,
+          consumer: CommunityConsumer | None = None) -> int:
+    """Consume until interrupted (a kill is safe: an event is acked once stored); one JSON
+    line per level applied. ``consumer``: another policy (``gds_jobs.managed``)."""
+    consumer = consumer or CommunityConsumer(settings, tenant, quiet=quiet)
     try:
         asyncio.run(consumer.run())
     except KeyboardInterrupt:

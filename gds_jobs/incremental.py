@@ -11,8 +11,11 @@ the change landed.
    change touched keeps its id, and its row (text and embedding) is copied into the summary
    set of the new snapshot unchanged; the RAPTOR tree is patched the same way.
 
-A tenant with no stored state yet gets a full run (``run_communities``). The nightly job stays
-a full rebuild.
+A tenant with no stored state yet gets a full run (``run_communities``), unless
+``build_missing`` is off (the managed consumer, ``gds_jobs.managed``: a tenant's first set comes
+from the full job). An event older than a stored set is skipped: that later set already holds
+the change (and re-running at the older snapshot would move the state back). The nightly job
+stays a full rebuild.
 """
 
 from __future__ import annotations
@@ -62,31 +65,34 @@ def node_ids(changed: list[str]) -> list[str]:
     return sorted({c for c in changed if "-[" not in c})
 
 
-def _has_set(ctx: JobContext, scope: ReadScope) -> bool:
-    with psycopg.connect(ctx.settings.postgres_dsn) as conn:
-        row = conn.execute("SELECT 1 FROM community_summaries WHERE tenant_id = %s AND "
-                           "clearance = %s AND snapshot_version = %s LIMIT 1",
-                           (scope.tenant, scope.clearance[-1], scope.version)).fetchone()
-    return row is not None
+def due(conn: psycopg.Connection[Any], scope: ReadScope, build_missing: bool = True) -> bool:
+    """Does a change at ``scope`` need a run: no set stored at its snapshot or a newer one,
+    and (unless ``build_missing``) a state to start from."""
+    newest = newest_set_version(conn, scope)
+    built = build_missing or conn.execute(
+        "SELECT 1 FROM community_state WHERE tenant_id = %s AND clearance = %s LIMIT 1",
+        (scope.tenant, scope.clearance[-1])).fetchone() is not None
+    return built and (newest is None or newest < scope.version)
 
 
 def update_communities(ctx: JobContext, scope: ReadScope, changed: list[str],
                        embedder: TextEmbedder, progress: ProgressFn = no_progress,
-                       tree: bool = True) -> IncrementalResult:
+                       tree: bool = True, build_missing: bool = True) -> IncrementalResult:
     """Apply one change at ``scope`` (see the module doc); ``tree``: patch the RAPTOR tree
-    too (the benchmark leaves it out of both sides)."""
+    too (the benchmark leaves it out of both sides); ``build_missing``: a full run where no
+    state is stored yet (else skipped)."""
     started = time.monotonic()
     level = scope.clearance[-1]
-    state, _ = read_state(ctx.settings, scope)
     with psycopg.connect(ctx.settings.postgres_dsn) as conn:
+        if not due(conn, scope, build_missing):
+            return IncrementalResult(scope.tenant, level, scope.version, "skipped")
         previous = newest_set_version(conn, scope, below=scope.version)
+    state, _ = read_state(ctx.settings, scope)
     if not state or previous is None:
         items = run_communities(ctx, scope, embedder, progress, tree)
         return IncrementalResult(scope.tenant, level, scope.version, "full",
                                  new_communities=len(items),
                                  seconds=round(time.monotonic() - started, 3))
-    if _has_set(ctx, scope):
-        return IncrementalResult(scope.tenant, level, scope.version, "skipped")
     changed_nodes = node_ids(changed)
     touched = sorted({state[c][0] for c in changed_nodes if c in state})
     touched_set = set(touched)

@@ -41,7 +41,7 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
         for p in parts:
             state = "healthy" if p.healthy else ("running, unhealthy" if p.running else "down")
             extra = p.version if p.healthy else (p.detail or "")
-            print(f"{p.name:9} {state:19} pid={p.pid or '-':<8} {p.address}  {extra}")
+            print(f"{p.name:11} {state:19} pid={p.pid or '-':<8} {p.address}  {extra}")
     return 0 if all(p.healthy for p in parts) else 3
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from substrate.settings import Settings
+from substrate.stack.communities_watch import CommunitiesWatchPart
 from substrate.stack.gateway_server import GatewayPart
 from substrate.stack.nats_server import NatsPart
 from substrate.stack.part import Part, PartStatus, Progress, _print
 from substrate.stack.postgres import PostgresPart
 from substrate.stack.redis_server import RedisPart
 
-PART_NAMES = ("neo4j", "postgres", "redis", "nats", "gateway")
+PART_NAMES = ("neo4j", "postgres", "redis", "nats", "gateway", "communities")
 
 
 def data_parts(settings: Settings, progress: Progress = _print) -> list[Part]:
@@ -26,7 +27,8 @@ def data_parts(settings: Settings, progress: Progress = _print) -> list[Part]:
 
 
 def all_parts(settings: Settings, progress: Progress = _print) -> list[Part]:
-    return [*data_parts(settings, progress), GatewayPart(settings, progress)]
+    return [*data_parts(settings, progress), GatewayPart(settings, progress),
+            CommunitiesWatchPart(settings, progress)]
 
 
 def part_by_name(settings: Settings, name: str) -> Part:

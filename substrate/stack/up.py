@@ -8,6 +8,7 @@ from typing import Any
 from substrate.db import neo4j_driver
 from substrate.migrate import Migrator
 from substrate.settings import Settings
+from substrate.stack.communities_watch import CommunitiesWatchPart
 from substrate.stack.gateway_server import GatewayPart
 from substrate.stack.part import Progress, _print
 from substrate.stack.supervisor import start_data_parts
@@ -66,6 +67,8 @@ def up(settings: Settings, demo: bool = True, gateway: bool = True,
         snapshots = load_demo(settings, progress)
     if gateway and GatewayPart(settings, progress).start():
         started.append("gateway")
+    if CommunitiesWatchPart(settings, progress).start():  # incremental communities (RSN-15)
+        started.append("communities")
     report = {
         "started": started, "migrations_applied": migrations, "demo_snapshots": len(snapshots),
         "seconds": round(time.monotonic() - started_at, 1),

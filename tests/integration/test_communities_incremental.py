@@ -3,8 +3,9 @@
 A throw-away tenant gets a planted-partition graph (12 groups of 20 services) through the real
 write path. The full job must recover the groups (NMI >= 0.9). Then 1 % of the edges change
 inside two groups in one commit (one new service joins the first); the durable JetStream
-consumer of ``graph.updated`` (real NATS, its own durable) re-runs Leiden on the touched
-communities plus their boundary only. Its partition must stay within 1 % of the modularity of
+consumer of ``graph.updated`` that ``substrate up`` runs (the stack's ``communities`` part,
+``python -m gds_jobs watch``; real NATS) re-runs Leiden on the touched communities plus their
+boundary only, and says so in its log. Its partition must stay within 1 % of the modularity of
 a full rebuild at the new snapshot, the communities no change touched keep their ids (and
 their stored text and embedding), and a read pinned to either snapshot gets the summaries and
 RAPTOR tree of that snapshot.
@@ -13,6 +14,9 @@ RAPTOR tree of that snapshot.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -23,7 +27,6 @@ import pytest
 
 from gds_jobs.communities import leiden_assignments, run_communities
 from gds_jobs.community_store import read_state
-from gds_jobs.consumer import CommunityConsumer
 from gds_jobs.quality import modularity, nmi
 from gds_jobs.runtime import JobContext, job_context, job_scope
 from substrate.db import neo4j_driver
@@ -35,6 +38,7 @@ from substrate.retrieval.raptor import load_tree
 from substrate.retrieval.scope import ReadScope, clearance_for
 from substrate.scale.planted import Planted, ceid, change, edge_id, planted
 from substrate.settings import Settings
+from substrate.stack.communities_watch import CommunitiesWatchPart
 from tests.support.gateway_client import gateway
 from tests.support.graphstate import drop_tenant_graph
 
@@ -79,17 +83,24 @@ def _cleanup(stack: Settings, tenant: str) -> None:
             conn.execute(f"DELETE FROM {table} WHERE tenant_id = %s", (tenant,))
 
 
-async def _consume_one(consumer: CommunityConsumer, commit: object) -> None:
-    stop = asyncio.Event()
-    task = asyncio.create_task(consumer.run(stop))
-    await asyncio.sleep(2.0)  # the durable exists before the event is published
-    await asyncio.to_thread(commit)  # type: ignore[arg-type]
-    for _ in range(600):
-        if consumer.stats.events or consumer.stats.redelivered:
-            break
-        await asyncio.sleep(0.25)
-    stop.set()
-    await task
+def _watch_results(stack: Settings, tenant: str, version: int,
+                   timeout_s: float = 600.0) -> list[dict[str, Any]]:
+    """The JSON lines the managed consumer logged for (tenant, version): one per level it ran,
+    printed together once every level is stored."""
+    log = CommunitiesWatchPart(stack).log_file
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = []
+        for line in log.read_text(errors="replace").splitlines():
+            with contextlib.suppress(ValueError):
+                row = json.loads(line)
+                if isinstance(row, dict) and row.get("tenant") == tenant \
+                        and row.get("snapshot_version") == version and "mode" in row:
+                    found.append(row)
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"no result of the watch for v{version} in {log}"
+        time.sleep(1.0)
 
 
 @pytest.fixture(scope="module")
@@ -112,24 +123,15 @@ def world(stack: Settings, ctx: JobContext, embedder: TextEmbedder) -> Iterator[
         graph.truth[NEWCOMER], graph.edges = 0, graph.edges | joins
         added |= joins
         changed = {n for pair in removed | added for n in pair}
-        consumer = CommunityConsumer(stack, tenant, durable=f"test-{tenant}",
-                                     levels=("public", "internal"), embedder=embedder,
-                                     deliver_new=True)
-        commits: list[int] = []
-
-        def commit() -> None:
-            result = writer.commit(GraphBatch([newcomer], graph.records(added)),
-                                   source="planted",
-                                   tenant=tenant,
-                                   deletes=[edge_id(a, b) for a, b in sorted(removed)])
-            assert result.snapshot_version is not None
-            commits.append(result.snapshot_version)
-
-        asyncio.run(_consume_one(consumer, commit))
-        assert consumer.stats.events == 1, consumer.stats.last_error
-        after, _ = read_state(stack, replace(scope, version=commits[0]))
-        yield World(tenant, graph, truth_before, first.snapshot_version, commits[0], changed,
-                    before, after, consumer.stats.results)
+        watch = CommunitiesWatchPart(stack)
+        assert watch.status().healthy, "substrate up runs the community consumer"
+        result = writer.commit(GraphBatch([newcomer], graph.records(added)), source="planted",
+                               tenant=tenant, deletes=[edge_id(a, b) for a, b in sorted(removed)])
+        assert result.snapshot_version is not None
+        results = _watch_results(stack, tenant, result.snapshot_version)
+        after, _ = read_state(stack, replace(scope, version=result.snapshot_version))
+        yield World(tenant, graph, truth_before, first.snapshot_version,
+                    result.snapshot_version, changed, before, after, results)
     finally:
         driver.close()
         _cleanup(stack, tenant)
@@ -145,8 +147,8 @@ def test_the_event_ran_incrementally_on_the_touched_communities_only(world: Worl
     assert internal["mode"] == "incremental" and internal["snapshot_version"] == world.v2
     assert 1 <= int(internal["touched_domains"]) <= 3  # the change sits in two groups
     assert int(internal["affected_nodes"]) < GROUPS * SIZE / 2
-    public = next(r for r in world.results if r["clearance"] == "public")
-    assert public["new_communities"] == 0  # nothing is public: no community at that level
+    # the full job ran at internal only: the watch builds no other level's first set
+    assert [r["clearance"] for r in world.results] == ["internal"], world.results
 
 
 def test_incremental_modularity_is_within_one_percent_of_a_full_rebuild(

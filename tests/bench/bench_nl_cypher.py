@@ -17,6 +17,12 @@ through the ``nl_cypher`` strategy with the model forced (``NL_CYPHER_TRANSLATOR
 Text2Cypher prompt, guard, scope, EXPLAIN, one repair; ``MODEL_ROUNDS`` round, the endpoint's
 time included) and are scored the same way, beside the embedded translator; when it is not
 configured the bench says so.
+
+RSN-01 end to end: each demo question is also asked through ``POST /search`` of the running
+gateway (tenant ``acme``; the query cache kept out as in ``bench_endpoints``: the entry a
+response names is deleted); for those the embedded translator answered, ``SEARCH_REPEATS``
+timed requests each give p50/p95 of the whole read path (HTTP, auth, router, strategies,
+fusion, answer, evidence bundle).
 Writes ``$SUBSTRATE_HOME/bench/nl_cypher.json``.
 """
 
@@ -27,22 +33,28 @@ import json
 import os
 import secrets
 import statistics
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from substrate.llm.roles import RoleConfig, role_config
+from substrate.retrieval.ask import api_key
 from substrate.retrieval.nl_cypher.assumptions import HIGH
 from substrate.retrieval.scope import ReadScope
 from substrate.services import open_services
 from substrate.settings import Settings
-from tests.bench.stats import percentile
+from tests.bench.bench_endpoints import CacheGuard
+from tests.bench.stats import latency, percentile
 from tests.support.nl_questions import Outcome, evaluate, evaluate_model, load
 
 ROUNDS = 3
 MODEL_ROUNDS = 1  # a model endpoint's calls cost time and money: one round
+SEARCH_REPEATS = 3
 Judge = Callable[[Any, ReadScope, dict[str, Any]], Awaitable[Outcome]]
 # dataset -> (question file, devset repository replayed into a tenant, or None: the demo)
 DATASETS: dict[str, tuple[str, str | None]] = {
@@ -233,11 +245,39 @@ def bench(settings: Settings, datasets: dict[str, list[dict[str, Any]] | None]
     return report
 
 
+def search_latency(settings: Settings, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """``POST /search`` p50/p95 over the questions the embedded translator answers there."""
+    key = api_key(settings)
+    if key is None:
+        return {"available": False, "reason": "no API key: run `substrate up`"}
+    guard, samples, answered = CacheGuard(settings), [], 0
+    headers = {"x-tenant": "acme", "authorization": f"Bearer {key}"}
+    base = f"http://{settings.gateway_host}:{settings.gateway_port}"
+    with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
+        for item in items:
+            body = client.post("/search", json={"query": item["q"]}).raise_for_status().json()
+            guard.after(body, timed=False)
+            if body.get("route", {}).get("translator") != "embedded":
+                continue
+            answered += 1
+            for _ in range(SEARCH_REPEATS):
+                started = time.perf_counter()
+                response = client.post("/search", json={"query": item["q"]})
+                samples.append((time.perf_counter() - started) * 1000)
+                guard.after(response.raise_for_status().json(), timed=True)
+    return {"available": True, "questions": len(items), "answered_by_embedded": answered,
+            "cache_hits": guard.hits, **latency(samples, 1)}
+
+
 def main() -> None:
     settings = Settings.from_env()
     wanted = [d for d in os.environ.get("BENCH_NL_DATASETS", ",".join(DATASETS)).split(",")
               if d]
     report = bench(settings, dict.fromkeys(wanted))
+    if "demo" in wanted:
+        e2e = search_latency(settings, load(DATASETS["demo"][0]))
+        report["search_end_to_end"] = e2e
+        print(f"demo / POST /search end to end: {e2e}")
     report |= {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
                "load_average_1m": round(os.getloadavg()[0], 2)}
     out = Path(settings.home) / "bench" / "nl_cypher.json"

@@ -8,7 +8,13 @@ from typing import Any
 
 from substrate.retrieval.context import StrategyResult
 from substrate.retrieval.nl_cypher import hook
-from substrate.retrieval.nl_cypher.assumptions import HIGH, confidence, is_empty, sentence
+from substrate.retrieval.nl_cypher.assumptions import (
+    HIGH,
+    confidence,
+    is_empty,
+    normalised_values,
+    sentence,
+)
 from substrate.retrieval.nl_cypher.lexicon import entity_phrases
 from substrate.retrieval.nl_cypher.parser import Schema, parse
 
@@ -84,3 +90,23 @@ def test_search_confidence_of_an_exact_answer_stays_high_without_a_warning() -> 
     block = hook.flag({"confidence": 0.9, "low_confidence_warning": False}, _results(fact))
     assert block["confidence"] >= HIGH and block["low_confidence_warning"] is False
     assert hook.answer(_results(fact), "composed", [])[0].startswith("1 result(s)")
+
+
+def _adrs(*written: tuple[str, str | None]) -> Schema:
+    rows = [{"ceid": f"adr:{n:04d}", "label": "DecisionNode", "name": f"ADR {n}", "status": s,
+             "status_text": t} for n, (s, t) in enumerate(written, start=1)]
+    return Schema(TRIPLES, entity_phrases(rows), normalised_values(rows))
+
+
+def test_a_status_every_record_wrote_as_such_is_no_assumption() -> None:
+    schema = _adrs(("accepted", "Accepted"), ("accepted", "**Accepted**"),
+                   ("proposed", "In Review"))
+    assert parse("Which ADRs are accepted?", schema, NOW).assumptions == []
+    assert "In Review" in parse("How many ADRs are proposed?", schema, NOW).assumptions[0]
+
+
+def test_a_status_written_otherwise_or_without_its_text_stays_an_assumption() -> None:
+    assert parse("Which ADRs are accepted?", _adrs(("accepted", "Accepted"),
+                                                   ("accepted", "Approved")), NOW).assumptions
+    assert parse("Which ADRs are accepted?", _adrs(("accepted", None)), NOW).assumptions
+    assert normalised_values([{"label": "Service", "status": "accepted"}]) == frozenset()

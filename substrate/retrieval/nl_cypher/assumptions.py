@@ -2,7 +2,9 @@
 
 The embedded translator is exact about the words it knows, but some readings rest on more
 than the words: a property value the connector *normalised* from free text (an ADR whose status
-line says "Approved" is stored as ``accepted``, "In Review"/"Pending" as ``proposed``), a phrase
+line says "Approved" is stored as ``accepted``, "In Review"/"Pending" as ``proposed``; said only
+when some entity of the graph with that value was written otherwise, or its text was not kept:
+:func:`normalised_values` over the ``status``/``status_text`` the schema loads), a phrase
 that names both an entity and a word of the vocabulary ("db": the service called db, or any
 database), or a query that matched nothing (a negative answer is right less often: the connector
 may have missed a convention). Each such assumption is said in the answer and lowers the
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from substrate.retrieval.nl_cypher.lexicon import words
 from substrate.retrieval.nl_cypher.tagger import Slot, Tagged
 
 HIGH = 0.7  # a confidence at or above this presents the answer as reliable
@@ -33,11 +36,30 @@ NORMALISED: dict[tuple[str, str], dict[str, str]] = {
 }
 
 
-def _state(tok: Tagged) -> list[str]:
+Normalised = frozenset[tuple[str, str, str]] | None  # (label, property, value); None: unknown
+
+
+def normalised_values(rows: Sequence[dict[str, Any]]) -> frozenset[tuple[str, str, str]]:
+    """``(label, property, value)`` of :data:`NORMALISED` properties that some entity holds
+    with a written text other than the value itself, or with no text kept ("Approved" stored
+    as ``accepted``); a value every holder wrote as such ("Accepted") is not an assumption."""
+    out = set()
+    for row in rows:
+        for (label, key), values in NORMALISED.items():
+            value = row.get(key)
+            if row.get("label") != label or value not in values:
+                continue
+            written = row.get(f"{key}_text")
+            if not written or words(str(written)) != words(str(value)):
+                out.add((label, key, str(value)))
+    return frozenset(out)
+
+
+def _state(tok: Tagged, normalised: Normalised) -> list[str]:
     out = []
     for label, key, value, _rel, _dir in tok.value:
         forms = NORMALISED.get((label, key or ""), {}).get(str(value))
-        if forms:
+        if forms and (normalised is None or (label, key, str(value)) in normalised):
             noun = _LABEL_NOUN.get(label, label)
             out.append(f"counting {noun} whose recorded {key} is any of {forms} as {value} "
                        f"(the status is normalised from the record's text)")
@@ -56,8 +78,10 @@ def _ambiguous(slot: Slot, chosen: Tagged) -> str | None:
     return f"reading '{chosen.text}' as {what} '{chosen.text}', not the entity of that name"
 
 
-def assumed(slots: Sequence[Slot], tokens: Sequence[Tagged]) -> list[str]:
-    """The assumptions of one reading (``tokens``, chosen from ``slots``)."""
+def assumed(slots: Sequence[Slot], tokens: Sequence[Tagged],
+            normalised: Normalised = None) -> list[str]:
+    """The assumptions of one reading (``tokens``, chosen from ``slots``); ``normalised``:
+    the values the graph holds normalised (:func:`normalised_values`; None: not known)."""
     found: list[str] = []
     chosen = {id(t) for t in tokens}
     for slot in slots:
@@ -65,7 +89,7 @@ def assumed(slots: Sequence[Slot], tokens: Sequence[Tagged]) -> list[str]:
         if pick is None:
             continue
         if pick.kind == "STATE":
-            found.extend(_state(pick))
+            found.extend(_state(pick, normalised))
         note = _ambiguous(slot, pick)
         if note:
             found.append(note)

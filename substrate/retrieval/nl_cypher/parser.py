@@ -20,7 +20,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 from lark.lexer import Lexer
 
-from substrate.retrieval.nl_cypher.assumptions import assumed
+from substrate.retrieval.nl_cypher.assumptions import Normalised, assumed
 from substrate.retrieval.nl_cypher.lexicon import Sense
 from substrate.retrieval.nl_cypher.plan import Cond, Node, Plan
 from substrate.retrieval.nl_cypher.tagger import Tagged, Unparsed, readings, tag
@@ -51,6 +51,7 @@ class Schema:
 
     triples: Triples
     entities: dict[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
+    normalised: Normalised = None  # values stored normalised from other text (assumptions)
 
 
 def _val(x: Any) -> Tagged:
@@ -287,6 +288,6 @@ def parse(question: str, schema: Schema, now: datetime | None = None) -> Plan:
         except Unparsed as exc:
             reason = str(exc)
             continue
-        plan.assumptions = assumed(slots, tokens)
+        plan.assumptions = assumed(slots, tokens, schema.normalised)
         return plan
     raise Unparsed(reason)

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from typing import Any
 
 from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.nl_cypher.assumptions import normalised_values
 from substrate.retrieval.nl_cypher.lexicon import entity_phrases, synonyms
 from substrate.retrieval.nl_cypher.parser import Schema
 from substrate.retrieval.scope import ReadScope
@@ -31,7 +32,8 @@ async def load_schema(reader: GraphReader, scope: ReadScope) -> tuple[Schema, li
     triples = await reader.rows("nl/schema_triples", scope)
     names = await reader.rows("nl/entity_names", scope, limit=MAX_NAMES)
     schema = Schema(frozenset((r["start"], r["type"], r["end"]) for r in triples
-                              if r["start"] and r["end"]), entity_phrases(names))
+                              if r["start"] and r["end"]), entity_phrases(names),
+                    normalised_values(names))
     _CACHE[key] = (schema, triples)
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)

@@ -5,7 +5,8 @@ Found in ``docs/adr``, ``docs/adrs``, ``docs/decisions``, ``docs/architecture/de
 template files are skipped. Both the Nygard template (``# 1. Title``, ``## Status``,
 ``Date:``) and MADR (front matter ``status:``/``date:``, ``* Status:`` lines, ``## Decision
 Outcome``) are read; a status may be a word or an emoji (✅ ❌ ⚠️ ♻️ 🚧 ...) and is
-normalised to accepted | proposed | rejected | deprecated | superseded | unknown.
+normalised to accepted | proposed | rejected | deprecated | superseded | unknown (``status``);
+the status as written is kept too (``status_text``: "Superseded by ADR-0007", "In Review").
 
 ceid: ``adr:<4-digit number>`` (``adr:<slug of file name>`` without a number); ADRs outside the
 main ADR directory get the directory slug as prefix. ``Superseded by ADR-7`` in record 3 and
@@ -28,6 +29,7 @@ from substrate.connectors.markdown import (
     field_value,
     find_sections,
     first_paragraph,
+    inline_text,
     parse_markdown,
     plain_text,
     title,
@@ -104,6 +106,7 @@ class AdrRecord:
     summary: str
     doc: MarkdownDoc
     lines: list[Line]
+    status_text: str = ""  # as written: "Superseded by 20. User models revisited", "In Review"
 
 
 def _status(doc: MarkdownDoc) -> tuple[str, int]:
@@ -146,7 +149,19 @@ def parse_adr(path: str, text: str, primary_dir: str) -> AdrRecord:
     return AdrRecord(
         path, adr_ceid(path, primary_dir), name, title_line, status,
         status_line or title_line, _date(doc), _summary(doc), doc, lines,
+        written_status(status_text),
     )  # fmt: skip
+
+
+STATUS_TEXT_CHARS = 200
+
+
+def written_status(text: str) -> str:
+    """The status as the record writes it, Markdown removed ("Superseded by [20. User models
+    revisited](./0020-x.md)" reads "Superseded by 20. User models revisited"), at most
+    ``STATUS_TEXT_CHARS``; empty when the record states none."""
+    plain = inline_text(text).rstrip(".").strip()
+    return plain if len(plain) <= STATUS_TEXT_CHARS else plain[: STATUS_TEXT_CHARS - 1] + "…"
 
 
 def primary_adr_dir(paths: list[str]) -> str:
@@ -184,6 +199,8 @@ def _node(rec: AdrRecord, ref: str) -> NodeRecord:
     }  # fmt: skip
     if number is not None:
         props["number"] = number
+    if rec.status_text:
+        props["status_text"] = rec.status_text
     return NodeRecord(rec.ceid, "DecisionNode", props, (ref,))
 
 

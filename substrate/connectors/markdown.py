@@ -141,3 +141,13 @@ def plain_text(lines: list[Line], limit: int = 8000) -> str:
     """The body as plain text (cut at ``limit`` characters)."""
     text = "\n".join(t for _, t in lines).strip()
     return text[:limit]
+
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def inline_text(text: str) -> str:
+    """One line of Markdown as it reads: links by their text, emphasis and code ticks
+    removed, whitespace collapsed."""
+    text = re.sub(r"[*_`]{1,3}", "", _LINK.sub(r"\1", text))
+    return " ".join(text.split())

@@ -46,6 +46,9 @@ def compose(intent: str, results: dict[str, StrategyResult],
     rationale = results.get("rationale")
     if intent == "decision_rationale" and rationale is not None and rationale.facts:
         return c.rationale(rationale.facts[0], cites), cites.items
+    switch = results.get("value_history")
+    if intent == "when" and switch is not None and switch.facts:  # "switch to <value>"
+        return c.switched(switch.facts[0], cites), cites.items
     res = results.get(_PRIMARY.get(intent, ""))
     if res is not None and res.facts:
         text = _family(intent, res, cites)
@@ -61,6 +64,9 @@ def compose(intent: str, results: dict[str, StrategyResult],
         extra = results.get(name)
         if extra is not None and extra.note and extra.facts:
             return extra.note, cites.items
+    added = results.get("file_history")
+    if intent == "when" and added is not None and added.facts:
+        return c.file_added(added.facts[0], cites), cites.items
     seen = results.get("first_seen")
     if intent == "when" and seen is not None and seen.facts:
         return c.first_seen(seen.facts[0], cites), cites.items

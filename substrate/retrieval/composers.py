@@ -140,6 +140,38 @@ def rationale(fact: dict[str, Any], cites: Citations) -> str:
     return f"{head}. " + listing(quotes, "", " ")
 
 
+STATED_KEYS = ("image", "kind", "status", "address", "url", "host", "port", "ports", "version",
+               "handle", "pattern")
+_VALUE_CHARS = 60
+
+
+def _value(v: Any) -> str:
+    text = ", ".join(str(x) for x in v) if isinstance(v, list) else str(v)
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+
+
+def what_changed(e: dict[str, Any], most: int = 2) -> str:
+    """The facts a changed element now states differently, as ``key before -> after``
+    (an edge's properties, a node's image/kind/status/address ...), at most ``most``."""
+    keys = dict(e.get("changed_keys") or {})
+    props = keys.pop("props", None)
+    if isinstance(props, dict):  # an edge: its own properties before and after
+        old, new = dict(props.get("before") or {}), dict(props.get("after") or {})
+        keys.update({k: {"before": old.get(k), "after": new.get(k)} for k in set(old) | set(new)
+                     if old.get(k) != new.get(k)})
+    parts = []
+    for k in STATED_KEYS:
+        d = keys.get(k)
+        if not isinstance(d, dict) or d.get("before") == d.get("after"):
+            continue
+        was, now = d.get("before"), d.get("after")
+        if isinstance(was, list) and len(was) > 3 or isinstance(now, list) and len(now) > 3:
+            continue
+        parts.append(f"{k} {_value(was) if was not in (None, '', []) else 'unset'} -> "
+                     f"{_value(now) if now not in (None, '', []) else 'unset'}")
+    return f" ({'; '.join(parts[:most])})" if parts else ""
+
+
 def _change_line(e: dict[str, Any], cites: Citations) -> str:
     snap = e.get("snapshot") or {}
     commit = (snap.get("commit") or "")[:8]
@@ -147,14 +179,15 @@ def _change_line(e: dict[str, Any], cites: Citations) -> str:
     at = f" in {commit} on {when}" if commit else (f" on {when}" if when else "")
     if e.get("kind") == "edge":
         ref = cites.cite(e["hop"]) if e.get("hop") else ""
-        return f"{e.get('change')} {e.get('from')} -{e.get('type')}-> {e.get('to')}{at}{ref}"
+        return (f"{e.get('change')} {e.get('from')} -{e.get('type')}-> {e.get('to')}"
+                f"{what_changed(e)}{at}{ref}")
     evidence = [str(r) for r in e.get("evidence") or [] if "#" in str(r)]
     ref = cites.cite({"evidence_ref": evidence[0], "type": "CHANGED", "from": e.get("id"),
                       "to": e.get("id"), "source": snap.get("source")}) if evidence else ""
     ident = str(e.get("id") or "")
     named = f"{ident} \"{e.get('name')}\"" if ident and e.get("name") not in (None, ident) \
         and e.get("label") == "DecisionNode" else str(e.get("name") or ident)
-    return f"{e.get('change')} {e.get('label')} {named}{at}{ref}"
+    return f"{e.get('change')} {e.get('label')} {named}{what_changed(e)}{at}{ref}"
 
 
 def window(fact: dict[str, Any], cites: Citations) -> str:
@@ -196,6 +229,31 @@ def when(fact: dict[str, Any], cites: Citations) -> str:
         return text + f" It still does{cites.cite(open_now[-1]['hop'])}."
     last = max(intervals, key=lambda i: str((i["closed"] or {}).get("valid_at")))
     return text + f" It stopped on {_snap(last['closed'])}{cites.cite(last['hop'])}."
+
+
+def switched(fact: dict[str, Any], cites: Citations) -> str:
+    """"When did X switch to Y": the snapshot whose change first stated a value naming Y."""
+    hop = fact.get("hop") or {}
+    if not fact.get("term") or not fact.get("snapshot"):
+        return (f"No change of {name(fact.get('subject'))} to the value the question names is "
+                "recorded in the history (checked its CALLS and DEPENDS_ON edges, their other "
+                "ends and itself).")
+    ref = cites.cite(hop) if hop.get("evidence_ref") else ""
+    other = str(hop.get("to") or "its dependency").split(":", 1)[-1]
+    where = "itself" if fact.get("element") == (fact.get("subject") or {}).get("ceid") \
+        else ("its edge to " if fact.get("kind") == "edge" else "") + other
+    return (f"{name(fact.get('subject'))} switched to {fact.get('term')} on "
+            f"{_snap(fact.get('snapshot'))}: the first change that gave {where} a value "
+            f"naming {fact.get('term')}{ref}.")
+
+
+def file_added(fact: dict[str, Any], cites: Citations) -> str:
+    """"When was <file> added": the first snapshot whose changes cite the file."""
+    if not fact.get("path") or not fact.get("snapshot"):
+        return "No file the question names is cited by any change of the replayed history."
+    ref = cites.cite(fact.get("hop") or {})
+    return (f"{fact.get('path')} was added on {_snap(fact.get('snapshot'))}: the first "
+            f"change of the replayed history citing it{ref}.")
 
 
 def _stated(c: dict[str, Any], subject: str, cites: Citations) -> str:

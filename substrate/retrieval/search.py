@@ -31,6 +31,7 @@ from substrate.retrieval.counterfactual import analyse as analyse_counterfactual
 from substrate.retrieval.counterfactual import compare as compare_outcomes
 from substrate.retrieval.evidence import build_bundle, build_confidence
 from substrate.retrieval.fusion import RankedHit, rrf_fuse
+from substrate.retrieval.history_facts import when_results
 from substrate.retrieval.linking import link_entities
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
@@ -38,7 +39,6 @@ from substrate.retrieval.rationale import rationale
 from substrate.retrieval.registry import RISK_PLAN, STRATEGIES, plan_for
 from substrate.retrieval.rerank import HttpReranker, LocalReranker
 from substrate.retrieval.router import Intent, classify
-from substrate.retrieval.strategies_facts import first_seen
 from substrate.retrieval.time_scope import pin_scope
 from substrate.security.pii import redact
 
@@ -145,10 +145,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     if route.intent is Intent.DECISION_RATIONALE:
         quoted = await rationale(ctx, fused, reranker)
         results = results if quoted is None else {**results, "rationale": quoted}
-    history = results.get("edge_history")
-    if route.intent is Intent.WHEN and (history is None or not history.facts):
-        seen = await first_seen(ctx, fused)  # one entity named: when it first appeared
-        results = results if seen is None else {**results, "first_seen": seen}
+    if route.intent is Intent.WHEN:  # a switch to a value, an edge, a file, an entity
+        results = await when_results(ctx, fused, results)
     asserted = results
     results, resolutions = resolve_conflicts(results, load_ontology(), options.conflict_strategy)
     context = _context(results, fused, options.token_budget)

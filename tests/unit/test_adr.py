@@ -119,6 +119,24 @@ def test_parse_nygard_madr_and_bullets() -> None:
     assert (bullets.status, bullets.date, bullets.status_line) == ("accepted", "2026-08-12", 3)
 
 
+def test_status_as_written() -> None:
+    """The status text is kept as the record writes it (links by their text), next to the
+    normalised status; a record stating none has none."""
+    written = {path: parse_adr(path, text, "docs/adr").status_text for path, text in (
+        ("docs/adr/0003-sync-payments.md", NYGARD), ("docs/adr/0007-async.md", MADR),
+        ("docs/adr/0002-jwt.md", BULLETS),
+        ("docs/adr/0004-review.md", "# 4. X\n\n## Status\n\nIn **Review**.\n"),
+        ("docs/adr/0005-none.md", "# 5. No status\n\n## Context\n\nText.\n"))}
+    assert written == {"docs/adr/0003-sync-payments.md": "Superseded by ADR-0007",
+                       "docs/adr/0007-async.md": "accepted",
+                       "docs/adr/0002-jwt.md": "✅ accepted",
+                       "docs/adr/0004-review.md": "In Review",
+                       "docs/adr/0005-none.md": ""}
+    long = parse_adr("docs/adr/0006-long.md", "# 6. L\n\n## Status\n\n" + "word " * 80,
+                     "docs/adr")
+    assert len(long.status_text) == 200 and long.status_text.endswith("…")
+
+
 def _repo(tmp_path: Path) -> tuple[Path, str]:
     repo = init_repo(tmp_path / "repo")
     files = {
@@ -141,6 +159,8 @@ def test_decision_nodes_and_edges(tmp_path: Path) -> None:
     decisions = {n.ceid: n.props for n in batch.nodes if n.label == "DecisionNode"}
     assert set(decisions) == {"adr:0003", "adr:0007"}
     assert decisions["adr:0003"]["status"] == "superseded"
+    assert decisions["adr:0003"]["status_text"] == "Superseded by ADR-0007"
+    assert decisions["adr:0007"]["status_text"] == "accepted"
     assert decisions["adr:0007"]["number"] == 7
     old, new = (f"docs/adr/{p}#L{{}}@{short}" for p in ("0003-sync-payments.md",
                 "0007-async-payments.md"))  # fmt: skip

@@ -69,7 +69,8 @@ def test_composer_functions_with_empty_lists() -> None:
     for text in (c.dependencies([], cites, True), c.dependencies([], cites, False),
                  c.memory([], cites), c.attributes([], cites), c.fallback([]),
                  c.window({}, cites), c.when({}, cites), c.rationale({}, cites),
-                 c.owners({}, cites), c.listing([], "nothing recorded")):
+                 c.owners({}, cites), c.switched({}, cites), c.file_added({}, cites),
+                 c.listing([], "nothing recorded")):
         clean(text)
     assert c.listing(["", " "], "none") == "none"
 

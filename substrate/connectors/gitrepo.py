@@ -8,6 +8,8 @@
   alias (see :mod:`~substrate.connectors.aliases`), with ``aliases``/``alias_evidence`` props;
   each linked to its source folder wherever it is (:mod:`layout`), which is ``PART_OF`` the
   repository and decides path-based ownership;
+* a ``Module`` per path an ownership rule names and per module folder no service claims
+  (:mod:`ownership_paths`), owned by the same conventions as services;
 * edges from :mod:`manifests`, :mod:`backstage`, :mod:`codeowners`, :mod:`owners_files`,
   :mod:`adr`, :mod:`postmortem` and :mod:`designdocs`. Several ownership sources may name
   owners (all get ``OWNS``); ``PRIMARY_OWNER`` comes from the most specific one that names any:
@@ -38,6 +40,7 @@ from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
 from substrate.connectors.layout import deploying_file, link_sources
 from substrate.connectors.manifests import manifest_batch
 from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
+from substrate.connectors.ownership_paths import module_batch
 from substrate.connectors.postmortem import postmortem_batch
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
@@ -211,10 +214,12 @@ def _primary_by_precedence(batch: GraphBatch) -> GraphBatch:
     return batch
 
 
-def ownership(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> GraphBatch:
+def ownership(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str],
+              modules: dict[str, str] | None = None) -> GraphBatch:
     """Owners of every service from every ownership convention: by its folder, or by the file
-    deploying it when it has none."""
-    owned = dict(dirs)
+    deploying it when it has none; and of every module (``ceid -> path``, see
+    :mod:`ownership_paths`) by its path."""
+    owned = {**(modules or {}), **dirs}
     for entity in index.sorted_entities():
         found = deploying_file(entity)
         if entity.ceid not in owned and found is not None and not entity.pending_reason:
@@ -240,7 +245,9 @@ def batch_at(
     dirs.update({c: f for c, f in folders.items() if c not in dirs})
     dirs.update(link_sources(snap, index, dirs))
     describe_services(snap, index, dirs)
-    batch.extend(ownership(snap, index, dirs))
+    modules, module_paths = module_batch(snap, dirs, ceid("repo", repo_name(snap.repo)))
+    batch.extend(modules)
+    batch.extend(ownership(snap, index, dirs, module_paths))
     batch.extend(adr_batch(snap, index))
     batch.extend(postmortem_batch(snap, index))
     batch.extend(design_batch(snap, index))

@@ -179,12 +179,15 @@ class ManifestReader:
             entity = self.index.register(label, work.name.value, self.ref(work.name))
             if batch:
                 entity.props.setdefault("kind", "job")
-            _add_props(entity, work.images[0] if work.images else None, work.env, "k8s", work.ports,
+            # the environment a ConfigMap gives it (envFrom, configMapKeyRef) is its own too:
+            # its attribute lines are the ConfigMap's (POSTGRES_DB of a database's config)
+            config = manifests.config_env(work)
+            env = {**{k: v.value for k, v in config.items()}, **work.env}
+            _add_props(entity, work.images[0] if work.images else None, env, "k8s", work.ports,
                        self.ref)
             _union(entity.props, "manifests", [work.path])
             entity.props.setdefault("namespace", work.ns)
             entities.append(entity)
-            config = manifests.config_env(work)
             self.deployed.append(_Deployed(entity, work.env, work.ns, {}, config))
             self.dns[(work.name.value, work.ns)] = entity.ceid
             self.hosts(work, entity)

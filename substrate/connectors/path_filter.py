@@ -35,6 +35,7 @@ from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
 from substrate.connectors.layout import is_build_path, is_readme_path
 from substrate.connectors.mounts import may_be_mounted
 from substrate.connectors.owners_files import is_owners_path
+from substrate.connectors.ownership_paths import is_package_marker
 from substrate.connectors.postmortem import is_postmortem_path
 
 _RECORD = "\x1e"
@@ -76,6 +77,7 @@ READERS: tuple[Reader, ...] = (
     Reader("catalog", is_catalog_path, "**/catalog-info*.y(a)ml, **/*.backstage.y(a)ml"),
     Reader("build files", is_build_path, "**/Dockerfile*, pom.xml, package.json, go.mod, ...",
            presence_only=True),
+    Reader("python packages", is_package_marker, "**/__init__.py", presence_only=True),
     Reader("readme", is_readme_path, "<folder>/**/README.md"),
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
     Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),

@@ -85,8 +85,14 @@ def handle(owner: dict[str, Any]) -> str:
     return written if written.startswith("@") or "@" in written else name(owner)
 
 
+def _subject(entity: dict[str, Any] | None) -> str:
+    """A module (a path) by its name and path when they differ: "registrar (src/registrar/)"."""
+    label, path = name(entity), str((entity or {}).get("path") or "").strip("/")
+    return f"{label} ({path}/)" if path and path not in label else label
+
+
 def owners(fact: dict[str, Any], cites: Citations) -> str:
-    subject = name(fact.get("subject"))
+    subject = _subject(fact.get("subject"))
     lines = []
     for owner in fact.get("owners") or []:
         claims = owner.get("claims") or []
@@ -97,8 +103,12 @@ def owners(fact: dict[str, Any], cites: Citations) -> str:
         defined = "".join(cites.cite({"evidence_ref": ref, "type": "DEFINED", "from": subject,
                                       "to": subject, "source": "git"})
                           for ref in (fact.get("defined_at") or [])[:1])
+        checked = "".join(cites.cite({"evidence_ref": ref, "type": "RULE", "from": subject,
+                                      "to": subject, "source": "git"})
+                          for ref in fact.get("rules_checked") or [])
         return (f"No owner is recorded for {subject}{defined}: no OWNS or PRIMARY_OWNER edge "
-                "reaches it (checked CODEOWNERS rules, ownership files and declared owners).")
+                f"reaches it (checked CODEOWNERS rules{checked}, ownership files and declared "
+                "owners).")
     text = f"{subject} is owned by " + listing(lines, "nobody recorded") + "."
     return text + (f" Note: {fact['note']}." if fact.get("note") else "")
 
@@ -172,18 +182,35 @@ def what_changed(e: dict[str, Any], most: int = 2) -> str:
     return f" ({'; '.join(parts[:most])})" if parts else ""
 
 
+def changed_lines(refs: list[str], snap: dict[str, Any], only: bool = False) -> list[str]:
+    """``refs`` with the lines the snapshot's own commit wrote first (a ref cites the commit
+    its line comes from): they show the change itself. ``only``: just those."""
+    commit = str(snap.get("commit") or "")
+    refs = [r for r in dict.fromkeys(refs) if "#L" in r]
+    own = [r for r in refs if commit and len(r.rsplit("@", 1)[-1]) >= 7
+           and commit.startswith(r.rsplit("@", 1)[-1])]
+    return own if only else own + [r for r in refs if r not in own]
+
+
 def _change_line(e: dict[str, Any], cites: Citations) -> str:
     snap = e.get("snapshot") or {}
     commit = (snap.get("commit") or "")[:8]
     when = str(snap.get("valid_at") or "")[:10]
     at = f" in {commit} on {when}" if commit else (f" on {when}" if when else "")
     if e.get("kind") == "edge":
-        ref = cites.cite(e["hop"]) if e.get("hop") else ""
+        hop = e.get("hop") or {}
+        first = changed_lines([str(r) for r in e.get("evidence") or []], snap)[:1]
+        ref = cites.cite({**hop, "evidence_ref": first[0]}) if hop and first else \
+            (cites.cite(hop) if hop else "")
         return (f"{e.get('change')} {e.get('from')} -{e.get('type')}-> {e.get('to')}"
                 f"{what_changed(e)}{at}{ref}")
-    evidence = [str(r) for r in e.get("evidence") or [] if "#" in str(r)]
-    ref = cites.cite({"evidence_ref": evidence[0], "type": "CHANGED", "from": e.get("id"),
-                      "to": e.get("id"), "source": snap.get("source")}) if evidence else ""
+    stated = [str(r).rsplit("|", 1)[-1] for r in (e.get("after") or {}).get("attribute_refs")
+              or []] if e.get("change") == "changed" else []
+    evidence = changed_lines(stated, snap)[:2] if changed_lines(stated, snap, True) else []
+    evidence = evidence or [str(r) for r in e.get("evidence") or [] if "#" in str(r)][:1]
+    ref = "".join(cites.cite({"evidence_ref": r, "type": "CHANGED", "from": e.get("id"),
+                              "to": e.get("id"), "source": snap.get("source")})
+                  for r in evidence)
     ident = str(e.get("id") or "")
     named = f"{ident} \"{e.get('name')}\"" if ident and e.get("name") not in (None, ident) \
         and e.get("label") == "DecisionNode" else str(e.get("name") or ident)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from substrate.retrieval import direct
+from substrate.retrieval import direct, owned_paths
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 
 
@@ -78,25 +78,44 @@ async def defined_at(ctx: SearchContext, ceid: str) -> list[str]:
     return [r for r in refs if "#L" in r]
 
 
+async def _path_subject(ctx: SearchContext, service: dict[str, Any] | None,
+                        ) -> dict[str, Any] | None:
+    """The module (a path no service stands for) the question asks about, if any."""
+    modules = await ctx.reader.rows("retrieval/owned_paths", ctx.scope, limit=2000)
+    found = owned_paths.best_module(ctx.query, [{**m["entity"], **m} for m in modules])
+    return found if owned_paths.prefer_module(ctx.query, found, service) else None
+
+
 async def ownership(ctx: SearchContext) -> StrategyResult:
+    """Owners of the service, infrastructure or path (module) the question names; nobody
+    recorded is said with what was checked: where the subject is defined and the path rules
+    in effect."""
     result = StrategyResult("owns_traversal")
-    services = [s for s in ctx.seeds if s["label"] == "Service"]
-    if not services:
-        infra = [s for s in ctx.seeds if s["label"] == "Infrastructure"]
-        if infra:  # no ownership is read for infrastructure: the answer says nobody is recorded
-            result.facts.append({"subject": infra[0], **direct.merge_owners([]),
-                                 "defined_at": await defined_at(ctx, infra[0]["ceid"])})
-        result.note = "no service named in the question"
+    named = [s for s in ctx.seeds if s["label"] in ("Service", "Infrastructure", "Module")]
+    service = next((s for s in named if s["label"] in ("Service", "Module")), None)
+    module = await _path_subject(ctx, service or (named[0] if named else None))
+    subject = ({k: module[k] for k in ("ceid", "name", "label", "path")} if module is not None
+               else service or (named[0] if named else None))
+    if subject is None:
+        result.note = "no service or path named in the question"
         return result
-    service = services[0]
-    rows = await ctx.reader.rows("retrieval/ownership", ctx.scope, ceid=service["ceid"])
+    rules = await ctx.reader.rows("retrieval/ownership_rules", ctx.scope, limit=500)
+    rows: list[dict[str, Any]] = []
+    if subject["label"] != "Infrastructure":  # no ownership is read for infrastructure
+        rows = await ctx.reader.rows("retrieval/ownership", ctx.scope, ceid=subject["ceid"])
+    if not rows and module is not None and not module.get("live"):  # the path's rule came
+        # later (or went): the rules in effect at the question's time decide
+        rows = owned_paths.covering_rows(rules, str(module["path"]), module.get("kind") == "file")
     merged = direct.merge_owners(rows)
-    if not rows:  # nobody recorded: the answer cites where the service is defined
-        merged["defined_at"] = await defined_at(ctx, service["ceid"])
+    if not rows:  # nobody recorded: cite where the subject is defined and the rules checked
+        merged["defined_at"] = await defined_at(ctx, subject["ceid"])
+        merged["rules_checked"] = owned_paths.rules_checked(rules)
     for rank, owner in enumerate(merged["owners"]):
         result.hits.append(_hit(owner, 1.0 / (1 + rank)))
     result.hops = [{**r["hop"], "hop": 1} for r in rows]
-    result.facts.append({"subject": service, **merged})
+    result.facts.append({"subject": subject, **merged})
+    if subject["label"] == "Infrastructure":
+        result.note = "no ownership is read for infrastructure"
     return result
 
 

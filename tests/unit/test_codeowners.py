@@ -111,9 +111,14 @@ def test_owns_and_primary_owner_edges(tmp_path: Path) -> None:
     edges = sorted(
         (e.type, e.src, e.dst, e.evidence_ref)
         for e in batch.edges
-        if e.type in ("OWNS", "PRIMARY_OWNER")
+        if e.type in ("OWNS", "PRIMARY_OWNER") and e.dst.startswith("service:")
     )
     ref = f".github/CODEOWNERS#L{{}}@{short}"
+    # a path a rule names that is no service's folder is a Module owned by the same rules
+    modules = sorted((e.type, e.src, e.dst) for e in batch.edges
+                     if e.type in ("OWNS", "PRIMARY_OWNER") and e.dst.startswith("module:"))
+    assert modules == [("OWNS", "team:backend", "module:services"),
+                       ("PRIMARY_OWNER", "team:backend", "module:services")]
     assert edges == [
         ("OWNS", "dev:jane-roe", "service:checkout", ref.format(5)),
         ("OWNS", "dev:jdoe", "service:checkout", ref.format(5)),

@@ -148,8 +148,11 @@ def test_gitlab_sections_own_services(tmp_path: Path) -> None:
     repo, _ = _repo(tmp_path, files)
     batch = batch_at(repo)
     assert _edges(batch, "OWNS")["service:api"] == {"team:backend"}  # section default owners
-    (edge,) = [e for e in batch.edges if e.type == "PRIMARY_OWNER"]
+    (edge,) = [e for e in batch.edges
+               if e.type == "PRIMARY_OWNER" and e.dst.startswith("service:")]
     assert edge.props["section"] == "Backend"
+    # the path the section's rule names is a Module the section owns too
+    assert _edges(batch, "OWNS")["module:src"] == {"team:backend"}
 
 
 def test_backstage_catalog(tmp_path: Path) -> None:

@@ -85,14 +85,8 @@ def handle(owner: dict[str, Any]) -> str:
     return written if written.startswith("@") or "@" in written else name(owner)
 
 
-def _subject(entity: dict[str, Any] | None) -> str:
-    """A module (a path) by its name and path when they differ: "registrar (src/registrar/)"."""
-    label, path = name(entity), str((entity or {}).get("path") or "").strip("/")
-    return f"{label} ({path}/)" if path and path not in label else label
-
-
 def owners(fact: dict[str, Any], cites: Citations) -> str:
-    subject = _subject(fact.get("subject"))
+    subject = name(fact.get("subject"))
     lines = []
     for owner in fact.get("owners") or []:
         claims = owner.get("claims") or []
@@ -103,12 +97,8 @@ def owners(fact: dict[str, Any], cites: Citations) -> str:
         defined = "".join(cites.cite({"evidence_ref": ref, "type": "DEFINED", "from": subject,
                                       "to": subject, "source": "git"})
                           for ref in (fact.get("defined_at") or [])[:1])
-        checked = "".join(cites.cite({"evidence_ref": ref, "type": "RULE", "from": subject,
-                                      "to": subject, "source": "git"})
-                          for ref in fact.get("rules_checked") or [])
         return (f"No owner is recorded for {subject}{defined}: no OWNS or PRIMARY_OWNER edge "
-                f"reaches it (checked CODEOWNERS rules{checked}, ownership files and declared "
-                "owners).")
+                "reaches it (checked CODEOWNERS rules, ownership files and declared owners).")
     text = f"{subject} is owned by " + listing(lines, "nobody recorded") + "."
     return text + (f" Note: {fact['note']}." if fact.get("note") else "")
 
@@ -206,7 +196,7 @@ def _change_line(e: dict[str, Any], cites: Citations) -> str:
                 f"{what_changed(e)}{at}{ref}")
     stated = [str(r).rsplit("|", 1)[-1] for r in (e.get("after") or {}).get("attribute_refs")
               or []] if e.get("change") == "changed" else []
-    evidence = changed_lines(stated, snap)[:2] if changed_lines(stated, snap, True) else []
+    evidence = changed_lines(stated, snap, only=True)[:2]  # the lines the change wrote
     evidence = evidence or [str(r) for r in e.get("evidence") or [] if "#" in str(r)][:1]
     ref = "".join(cites.cite({"evidence_ref": r, "type": "CHANGED", "from": e.get("id"),
                               "to": e.get("id"), "source": snap.get("source")})

@@ -102,3 +102,22 @@ def test_switch_and_file_answers_cite_their_line() -> None:
     assert text.startswith("src/ui/docker-compose.yml was added on 2024-01-03") and "[2]" in text
     assert [i["evidence_ref"] for i in cites.items] == ["c.yml#L100@60e17c4",
                                                         "src/ui/x.yml#L20@60e17c4"]
+
+
+def test_a_changed_element_cites_the_lines_its_commit_wrote() -> None:
+    snap = {"commit": "4edb66e1a7bb10f3243ed18ecd0926df5209d4a2", "valid_at": "2020-03-26"}
+    refs = ["m/ledger-db.yaml#L18@132e331", "m/ledger-db.yaml#L50@4edb66e", "no-line"]
+    assert c.changed_lines(refs, snap) == ["m/ledger-db.yaml#L50@4edb66e",
+                                           "m/ledger-db.yaml#L18@132e331"]
+    assert c.changed_lines(refs[:1], snap, only=True) == []
+    node = {"kind": "node", "change": "changed", "label": "Infrastructure", "id": "infra:l",
+            "name": "ledger-db", "snapshot": snap, "changed_keys": {},
+            "evidence": ["m/ledger-db.yaml#L18@132e331"],
+            "after": {"attribute_refs": ["env|DEFAULT_ACCOUNT|m/ledger-db.yaml#L50@4edb66e",
+                                         "image|ledger-db|m/ledger-db.yaml#L30@132e331"]}}
+    cites = c.Citations()
+    assert c._change_line(node, cites).endswith("in 4edb66e1 on 2020-03-26[1]")
+    assert [i["evidence_ref"] for i in cites.items] == ["m/ledger-db.yaml#L50@4edb66e"]
+    cites = c.Citations()  # no line of its own commit: where it is defined
+    c._change_line({**node, "after": {}}, cites)
+    assert [i["evidence_ref"] for i in cites.items] == ["m/ledger-db.yaml#L18@132e331"]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from gateway.errors import json_body
 from gateway.params import scope_from, service
 from substrate.retrieval.cypher_run import parse_request, run_cypher
-from substrate.retrieval.temporal_props import rewind
+from substrate.retrieval.temporal_props import past_values, rewind
 
 
 async def cypher(request: Request) -> JSONResponse:
@@ -36,9 +38,13 @@ async def cypher(request: Request) -> JSONResponse:
     svc = service(request)
     scope = await scope_from(request, {"snapshot_version": version, "at": at})
     settings = svc.settings
+
+    async def past(keys: frozenset[str] | None) -> dict[str, dict[str, Any]]:
+        return await past_values(settings, scope.tenant, scope.version, keys)
+
     result = await run_cypher(svc.services.async_driver, scope, query, params,
                               settings.cypher_row_limit, settings.cypher_timeout_seconds,
-                              settings.cypher_max_bytes)
+                              settings.cypher_max_bytes, past if scope.pinned else None)
     if scope.pinned:  # node properties as they were at the version (issue 9)
         result["rewound_nodes"] = await rewind(settings, scope.tenant, scope.version,
                                                result["rows"])

@@ -53,8 +53,10 @@ def cmd_audit(settings: Settings, args: argparse.Namespace) -> int:
             if source not in sources:
                 return _fail(f"tenant {tenant} holds no edges from {source} "
                              f"(its git sources: {', '.join(sources) or 'none'})")
-            edges = read("temporal/evidence_edges", tenant=tenant, source=source)
-            reports.append(audit_edges(repo, source, edges))
+            for src in (source, f"{source}:renames"):  # rename links of the replay too
+                if src in sources:
+                    edges = read("temporal/evidence_edges", tenant=tenant, source=src)
+                    reports.append(audit_edges(repo, src, edges))
     finally:
         driver.close()
     refs = sum(r.refs for r in reports)

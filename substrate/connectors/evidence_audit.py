@@ -8,10 +8,14 @@ property) is on it. Document-to-chunk structure edges cite ``path#chunkN`` (a se
 document, not a line stating a fact): they are counted apart (``chunk_refs``). Lines are
 compared case-insensitively with punctuation removed, so
 ``BALANCES_API_ADDR: "balancereader:8080"`` states ``DEPENDS_ON service:balancereader``.
+A folder's membership (``module:src-e2e -[PART_OF]-> repo:...`` cited by the first line of
+``src/e2e/README.md``) is stated by where the cited file lives, not by its line: such a ref
+resolves when the file's folder is the member's path (counted in ``by_location``).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,6 +30,7 @@ _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _FACT_PROPS = ("address", "host", "port", "var", "configmap", "api", "handle", "pattern", "section",
                "value", "image", "name", "url", "path")
 EXAMPLES = 10
+LOCATION_FACTS = frozenset({"PART_OF"})  # a folder's membership: stated by the file's place
 
 
 def squash(text: str) -> str:
@@ -51,6 +56,14 @@ def key_tokens(edge: dict[str, Any]) -> set[str]:
     return {s for s in (squash(t) for t in out) if len(s) >= 2}
 
 
+def stated_by_location(edge: dict[str, Any], path: str) -> bool:
+    """A membership fact whose cited file lies in the member's folder (the member's ceid is
+    the folder path as a slug: ``module:src-e2e`` for ``src/e2e/README.md``)."""
+    folder = squash(posixpath.dirname(path))
+    tail = squash(str(edge.get("src") or "").split(":", 1)[-1])
+    return edge.get("type") in LOCATION_FACTS and bool(folder) and folder == tail
+
+
 @dataclass
 class Failure:
     ref: str
@@ -69,6 +82,7 @@ class AuditReport:
     resolved: int = 0
     edges: int = 0
     chunk_refs: int = 0  # ``path#chunkN`` of document/chunk structure edges: counted apart
+    by_location: int = 0  # resolved refs whose file's folder states the fact (PART_OF)
     failures: list[Failure] = field(default_factory=list)
     reasons: dict[str, int] = field(default_factory=dict)
 
@@ -83,7 +97,7 @@ class AuditReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "edges": self.edges, "refs": self.refs,
-                "chunk_refs": self.chunk_refs,
+                "chunk_refs": self.chunk_refs, "by_location": self.by_location,
                 "resolved": self.resolved, "share": round(self.share, 6),
                 "failure_reasons": self.reasons,
                 "examples": [f.as_dict() for f in self.failures]}
@@ -142,7 +156,9 @@ def audit_edges(repo: Path, source: str, edges: list[dict[str, Any]]) -> AuditRe
             report.fail(Failure(ref, "line out of range", fact, f"the file has {len(lines)}"))
             continue
         said = squash(lines[line - 1])
-        if not any(token in said for token in key_tokens(edge)):
+        if stated_by_location(edge, match["path"]):
+            report.by_location += 1
+        elif not any(token in said for token in key_tokens(edge)):
             report.fail(Failure(ref, "line does not state the fact", fact,
                                 lines[line - 1].strip()[:160]))
             continue

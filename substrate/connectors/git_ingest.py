@@ -17,7 +17,7 @@ from substrate.connectors.history import CommitInfo, first_parent_commits
 from substrate.connectors.path_filter import needed_commits
 from substrate.connectors.replay_lock import latest_valid_at, replay_lock
 from substrate.graph.merge import merge_entities
-from substrate.graph.records import GraphBatch
+from substrate.graph.records import EdgeRecord, GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
 from substrate.observability.metrics import observe_ingest
 from substrate.observability.progress import advance, set_total
@@ -70,15 +70,25 @@ def _mark_skipped(dsn: str, tenant: str, source: str, commits: list[CommitInfo])
     commits.clear()
 
 
-def _carry_identity(writer: GraphWriter, tenant: str, commit: CommitInfo, when: datetime,
-                    move: renames.Rename, progress: Progress) -> None:
-    """The renamed entity becomes an alias of its new name, at the renaming commit's time."""
-    merge_entities(writer, tenant, move.new.ceid, move.old.ceid, move.evidence_ref,
-                   actor=f"git-rename {commit.sha[:7]}", valid_at=when,
-                   alias_props={"renamed": True, "from_path": move.from_path,
-                                "to_path": move.to_path, "commit": commit.sha})
+def _carry_identity(writer: GraphWriter, tenant: str, source: str, commit: CommitInfo,
+                    when: datetime, move: renames.Rename, progress: Progress) -> None:
+    """The renamed entity becomes an alias of its new name, at the renaming commit's time;
+    one still declared elsewhere is linked to it by ``RENAMED_TO`` instead (source
+    ``<source>:renames``: the replay's sync mode never withdraws it)."""
+    props = {"renamed": True, "from_path": move.from_path, "to_path": move.to_path,
+             "commit": commit.sha, "kind": move.kind}
+    if move.link_only:
+        link = EdgeRecord("RENAMED_TO", move.old.ceid, move.new.ceid, move.evidence_ref,
+                          props=props)
+        writer.commit(GraphBatch([], [link]), source=f"{source}:renames", tenant=tenant,
+                      valid_at=when, note=f"{commit.sha} rename {move.old.ceid} -> "
+                      f"{move.new.ceid}")
+    else:
+        merge_entities(writer, tenant, move.new.ceid, move.old.ceid, move.evidence_ref,
+                       actor=f"git-rename {commit.sha[:7]}", valid_at=when, alias_props=props)
     progress(f"[git] {commit.sha[:8]} renamed {move.old.ceid} -> {move.new.ceid} "
-             f"({move.from_path} -> {move.to_path})")
+             f"({move.kind}: {move.from_path} -> {move.to_path}"
+             f"{', linked' if move.link_only else ''})")
 
 
 def ingest_git(
@@ -132,7 +142,7 @@ def _replay(
         moves = (renames.find(repo, parsed, previous, commit.sha, batch)
                  if previous is not None else [])
         previous, parsed = GraphBatch(list(batch.nodes), list(batch.edges)), commit.sha
-        batch.nodes.extend(r.old for r in moves)  # live through the renaming commit
+        batch.nodes.extend(r.old for r in moves if not r.link_only)  # live through the commit
         committing = time.monotonic()
         when = datetime.fromisoformat(commit.timestamp)
         clock = when if clock is None or when > clock else clock
@@ -143,7 +153,7 @@ def _replay(
         observe_ingest(source, result.counts, time.monotonic() - committing,
                        result.snapshot_version is not None)
         for move in moves:
-            _carry_identity(writer, tenant, commit, clock, move, progress)
+            _carry_identity(writer, tenant, source, commit, clock, move, progress)
         _mark(writer.settings.postgres_dsn, tenant, source, commit, result.snapshot_version)
         results.append(result)
         progress(f"[git] {i}/{len(commits)} {commit.sha[:8]} {commit.timestamp} "

@@ -33,6 +33,8 @@ class Rename:
     from_path: str
     to_path: str
     evidence_ref: str  # the line of the renamed file (at the renaming commit) naming the new
+    kind: str = "file moved"  # or "same image": renamed in place, image unchanged
+    link_only: bool = False  # the old entity still lives elsewhere: RENAMED_TO, no merge
 
 
 def renamed_paths(repo: Path, before: str, after: str) -> dict[str, str]:
@@ -54,9 +56,11 @@ def find(repo: Path, before: str, previous: GraphBatch, after: str,
     another appeared."""
     now = {n.ceid for n in current.nodes if n.label in RENAMEABLE}
     then = {n.ceid for n in previous.nodes if n.label in RENAMEABLE}
-    if not (then - now) or not (now - then):
+    if not (now - then):
         return []
-    return detect(previous, current, renamed_paths(repo, before, after))
+    moved = detect(previous, current, renamed_paths(repo, before, after)) \
+        if then - now else []
+    return [*moved, *redeclared(previous, current, {m.new.ceid for m in moved})]
 
 
 def _paths(node: NodeRecord) -> set[str]:
@@ -86,4 +90,34 @@ def detect(previous: GraphBatch, current: GraphBatch, moved: dict[str, str]) -> 
             continue
         ref = _ref_in(news[0], new_path) or news[0].provenance[0]
         found.append(Rename(olds[0], news[0], old_path, new_path, ref))
+    return found
+
+
+def _image(node: NodeRecord) -> str | None:
+    image = node.props.get("image")
+    return image if isinstance(image, str) and image else None
+
+
+def redeclared(previous: GraphBatch, current: GraphBatch, taken: set[str]) -> list[Rename]:
+    """Renames in place (see the module doc): a new entity (not in ``taken``) declared in a
+    file that, in the previous commit, declared exactly one entity of the same label and
+    image which that file no longer declares, and no other new entity pairs with it."""
+    now = {n.ceid: n for n in current.nodes if n.label in RENAMEABLE}
+    then = {n.ceid: n for n in previous.nodes if n.label in RENAMEABLE}
+    pairs: list[tuple[NodeRecord, NodeRecord, str]] = []
+    for new in (n for c, n in now.items() if c not in then and c not in taken and _image(n)):
+        for path in sorted(_paths(new)):
+            olds = [o for o in then.values() if o.label == new.label
+                    and _image(o) == _image(new) and path in _paths(o)
+                    and (o.ceid not in now or path not in _paths(now[o.ceid]))]
+            if len(olds) == 1:
+                pairs.append((olds[0], new, path))
+    found: list[Rename] = []
+    for old, new, path in pairs:
+        if sum(o.ceid == old.ceid for o, _, _ in pairs) != 1 \
+                or sum(n.ceid == new.ceid for _, n, _ in pairs) != 1:
+            continue  # ambiguous: not a rename
+        ref = _ref_in(new, path) or new.provenance[0]
+        found.append(Rename(old, new, path, path, ref, kind="same image",
+                            link_only=old.ceid in now))
     return found

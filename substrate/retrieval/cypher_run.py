@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 
@@ -25,11 +27,14 @@ from neo4j.graph import Node, Path, Relationship
 from neo4j.time import Date, DateTime, Duration, Time
 
 from substrate.errors import BadRequest, Forbidden, SubstrateError
+from substrate.retrieval.cypher_past import rewrite_past_reads
 from substrate.retrieval.cypher_plan import check_plan
 from substrate.retrieval.cypher_scope import ScopedQuery, scope_parameters, scope_query, split_at
 from substrate.retrieval.scope import ReadScope
 
 FETCH_SIZE = 100
+# keys a pinned query reads (None: all) -> ceid -> {key: value at the pinned version}
+PastValues = Callable[[frozenset[str] | None], Awaitable[dict[str, dict[str, Any]]]]
 
 
 class QueryTimeout(SubstrateError):
@@ -101,8 +106,22 @@ async def explain(driver: AsyncDriver, scoped: ScopedQuery, params: dict[str, An
     check_plan(summary.plan, summary.query_type)
 
 
+async def with_past_reads(scoped: ScopedQuery, params: dict[str, Any],
+                          past: PastValues) -> tuple[ScopedQuery, int]:
+    """A pinned query's property reads answering the values at its version (``cypher_past``):
+    the rewritten query, ``$__past`` added to ``params``; and how many nodes it rewinds."""
+    reads = rewrite_past_reads(scoped.text)
+    values = await past(reads.keys) if reads is not None else {}
+    if reads is None or not values:
+        return scoped, 0
+    params["__past"] = values
+    return replace(scoped, text=reads.text), len(values)
+
+
 async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: dict[str, Any],
-                     row_limit: int, timeout: float, max_bytes: int) -> dict[str, Any]:
+                     row_limit: int, timeout: float, max_bytes: int,
+                     past: PastValues | None = None) -> dict[str, Any]:
+    """``past``: for a pinned query, the property values at its version (issue 9)."""
     started = time.perf_counter()
     scoped = scope_query(query, params,
                          jurisdictions_restricted=scope.params().get("jurisdictions") is not None)
@@ -114,6 +133,9 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
                         {"procedures": list(scoped.procedures)})
     # $__tenant, $__v, $__clearance, $__jurisdictions: the scope's template parameters
     all_params = {**params, **scope_parameters(scope)}
+    rewound = 0
+    if past is not None:
+        scoped, rewound = await with_past_reads(scoped, all_params, past)
     await explain(driver, scoped, all_params, timeout)
     checked_ms = (time.perf_counter() - started) * 1000
 
@@ -149,7 +171,8 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
             "check_ms": round(checked_ms, 1),
             "snapshot_version": scope.version, "pinned": scope.pinned,
-            "rewritten_query": scoped.text}
+            "rewritten_query": scoped.text,
+            **({"rewound_values": rewound} if past is not None else {})}
 
 
 def parse_request(body: dict[str, Any]) -> tuple[str, dict[str, Any], Any, Any]:

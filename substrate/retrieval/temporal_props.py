@@ -24,6 +24,15 @@ WHERE tenant_id = %s AND element_kind = 'node' AND element_id = ANY(%s)
   AND op IN ('add', 'update') AND after ? 'props'
 ORDER BY element_id, snapshot_version, id
 """
+# the whole logged history of every node of the tenant changed after the version
+CHANGED_SINCE_SQL = """
+SELECT element_id, snapshot_version, after FROM change_log
+WHERE tenant_id = %s AND element_kind = 'node' AND op IN ('add', 'update') AND after ? 'props'
+  AND element_id IN (SELECT element_id FROM change_log WHERE tenant_id = %s
+                     AND element_kind = 'node' AND op IN ('add', 'update')
+                     AND snapshot_version > %s)
+ORDER BY element_id, snapshot_version, id
+"""
 
 
 def _nodes(value: Any) -> Iterator[dict[str, Any]]:
@@ -80,3 +89,30 @@ async def rewind(settings: Settings, tenant: str, version: int,
             node["properties"]["provenance"] = provenance
         rewritten += 1
     return rewritten
+
+
+def changed_values(history: list[tuple[int, dict[str, Any]]], version: int,
+                   keys: frozenset[str] | None) -> dict[str, Any]:
+    """The properties (of ``keys``, ``None``: all) whose value at ``version`` differs from
+    the latest logged one, with their value then (``None``: not set then). Empty for a node
+    the log does not know at the version."""
+    if not any(v <= version for v, _ in history):
+        return {}
+    past, ever, _ = fold(history, version)
+    latest, _, _ = fold(history, history[-1][0])
+    return {k: past.get(k) for k in sorted(ever) if (keys is None or k in keys)
+            and past.get(k) != latest.get(k)}
+
+
+async def past_values(settings: Settings, tenant: str, version: int,
+                      keys: frozenset[str] | None) -> dict[str, dict[str, Any]]:
+    """``ceid -> {key: value at version}`` for every node of ``tenant`` whose properties
+    (of ``keys``) changed after ``version``: the ``$__past`` of a pinned /cypher query whose
+    property reads :mod:`cypher_past` rewrote."""
+    history: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+        cur = await conn.execute(CHANGED_SINCE_SQL, (tenant, tenant, version))
+        for ceid, v, after in await cur.fetchall():
+            history.setdefault(str(ceid), []).append((int(v), dict(after)))
+    out = {ceid: changed_values(logged, version, keys) for ceid, logged in history.items()}
+    return {ceid: values for ceid, values in out.items() if values}

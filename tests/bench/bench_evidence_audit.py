@@ -53,7 +53,8 @@ def one(settings: Settings, name: str, until: str | None) -> dict[str, Any]:
                                str(repo)], capture_output=True, text=True, check=False)
         if done.returncode not in (0, 1):
             raise RuntimeError(done.stderr.strip())
-        report = json.loads(done.stdout)["sources"][0]
+        audit = json.loads(done.stdout)  # the replay's source and its rename links
+        report = {k: audit[k] for k in ("refs", "resolved", "share", "sources")}
     finally:
         with driver.session() as session:  # an implicit transaction: batches of deletes
             session.run("MATCH (n {tenant_id: $t}) CALL (n) { DETACH DELETE n } "

@@ -6,14 +6,21 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from substrate.connectors import blame
-from substrate.connectors.evidence_audit import CHUNK_REF, REF, key_tokens, squash
+from substrate.connectors.evidence_audit import (
+    CHUNK_REF,
+    REF,
+    key_tokens,
+    squash,
+    stated_by_location,
+)
 from substrate.connectors.gitcmd import tree_blobs
-from substrate.connectors.renames import detect
+from substrate.connectors.renames import detect, redeclared
 from substrate.graph.records import GraphBatch, NodeRecord
 from substrate.retrieval.memory_any import citation_pattern, is_other_entity
-from substrate.retrieval.temporal_props import fold
+from substrate.retrieval.temporal_props import changed_values, fold
 
 
 def git(repo: Path, *args: str) -> str:
@@ -90,6 +97,47 @@ def test_detect_renames_only_unambiguous_pairs() -> None:
     assert detect(GraphBatch([old]), GraphBatch([other]), moved) == []  # labels differ
     twin = node("infra:accounts-db-2", "k/accounts-db.yaml#L40@e71bbf7")
     assert detect(GraphBatch([old]), GraphBatch([new, twin]), moved) == []  # ambiguous
+
+
+def imaged(ceid: str, image: str, *refs: str) -> NodeRecord:
+    return NodeRecord(ceid, "Infrastructure", {"name": ceid.split(":")[1], "image": image},
+                      tuple(refs))
+
+
+def test_a_declaration_renamed_in_place_with_the_same_image() -> None:
+    deploy, compose = "dist/deploy.yaml#L970@433da61", "compose.yml#L144@433da61"
+    old = imaged("infra:rabbitmq", "rabbitmq:3-management", compose, deploy)
+    new = imaged("infra:orders-rabbitmq", "rabbitmq:3-management", "dist/deploy.yaml#L1127@9034df1")
+    still = imaged("infra:rabbitmq", "rabbitmq:3-management", compose)  # compose keeps it
+    (link,) = redeclared(GraphBatch([old]), GraphBatch([still, new]), set())
+    assert (link.old.ceid, link.new.ceid, link.kind, link.link_only) == (
+        "infra:rabbitmq", "infra:orders-rabbitmq", "same image", True)
+    assert link.evidence_ref == "dist/deploy.yaml#L1127@9034df1"
+    (merge,) = redeclared(GraphBatch([old]), GraphBatch([new]), set())
+    assert not merge.link_only  # gone everywhere: one identity (ALIAS_OF)
+    other = imaged("infra:orders-mq", "rabbitmq:3.12", "dist/deploy.yaml#L1127@9034df1")
+    assert redeclared(GraphBatch([old]), GraphBatch([still, other]), set()) == []  # image
+    assert redeclared(GraphBatch([old]), GraphBatch([old, new]), set()) == []  # still there
+    twin = imaged("infra:carts-rabbitmq", "rabbitmq:3-management", "dist/deploy.yaml#L9@9034df1")
+    assert redeclared(GraphBatch([old]), GraphBatch([still, new, twin]), set()) == []
+    assert redeclared(GraphBatch([old]), GraphBatch([new]), {new.ceid}) == []  # taken
+
+
+def test_membership_is_stated_by_the_cited_files_folder() -> None:
+    edge = {"type": "PART_OF", "src": "module:src-e2e", "dst": "repo:shop"}
+    assert stated_by_location(edge, "src/e2e/README.md")
+    assert not stated_by_location(edge, "src/README.md")
+    assert not stated_by_location({**edge, "type": "DEPENDS_ON"}, "src/e2e/README.md")
+
+
+def test_changed_values_are_those_that_differ_from_today() -> None:
+    log: list[tuple[int, dict[str, Any]]] = [
+        (1, {"props": {"env": ["A=1"], "name": "web"}}),
+        (5, {"props": {"env": ["A=2"], "port": 80}})]
+    assert changed_values(log, 2, None) == {"env": ["A=1"], "port": None}
+    assert changed_values(log, 2, frozenset({"env"})) == {"env": ["A=1"]}
+    assert changed_values(log, 5, None) == {}
+    assert changed_values(log, 0, None) == {}  # not known then
 
 
 def test_citation_pattern_and_entity_ids() -> None:

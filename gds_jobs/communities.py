@@ -40,6 +40,7 @@ COMMUNITY_LABELS = ("Service", "Infrastructure")
 MIN_MEMBERS = 2
 RANDOM_SEED = 42
 INDEX_NAME = "community_summaries"
+COMMUNITY_TABLES = ("community_summaries", "raptor_nodes", "community_state")
 
 
 @dataclass(frozen=True)
@@ -191,8 +192,18 @@ def run_communities(ctx: JobContext, scope: ReadScope, embedder: TextEmbedder,
 def run_every_level(ctx: JobContext, scope: ReadScope, embedder: TextEmbedder,
                     levels: Sequence[str] = CLASSIFICATIONS,
                     progress: ProgressFn = no_progress) -> list[StoredCommunity]:
-    """The cron job: :func:`run_communities` once per clearance level at the scope's
-    snapshot (a reader is served the summaries of its own level only)."""
-    return [item for level in levels
-            for item in run_communities(ctx, replace(scope, clearance=clearance_for(level)),
-                                        embedder, progress)]
+    """The cron job: the summaries of every clearance level at the scope's snapshot (a reader
+    is served the summaries of its own level only): :func:`run_communities` once per group of
+    levels that see the same graph, its rows copied to the other levels of the group."""
+    from gds_jobs.levels import copy_level, level_groups
+
+    out: list[StoredCommunity] = []
+    for first, *others in level_groups(ctx, scope, levels):
+        items = run_communities(ctx, replace(scope, clearance=clearance_for(first)), embedder,
+                                progress)
+        out += items
+        for level in others:
+            copy_level(ctx.settings, COMMUNITY_TABLES, scope.tenant, scope.version, first, level)
+            progress("copied", clearance=level, same_graph_as=first, communities=len(items))
+            out += [replace(i, clearance=level) for i in items]
+    return out

@@ -81,6 +81,15 @@ def newest_set_version(conn: psycopg.Connection[Any], scope: ReadScope,
     return None if row is None or row[0] is None else int(row[0])
 
 
+def has_set(settings: Settings, tenant: str, version: int, clearance: str = "internal") -> bool:
+    """Is a summary set stored for (tenant, clearance) at snapshot ``version``?"""
+    with psycopg.connect(settings.postgres_dsn) as conn:
+        row = conn.execute("SELECT 1 FROM community_summaries WHERE tenant_id = %s AND "
+                           "clearance = %s AND snapshot_version = %s LIMIT 1",
+                           (tenant, clearance, version)).fetchone()
+    return row is not None
+
+
 def write_state(settings: Settings, scope: ReadScope, state: State,
                 drop: Sequence[str] | None = None) -> None:
     """Store ``state`` at the scope's snapshot. ``drop`` None: replace every row of the

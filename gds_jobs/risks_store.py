@@ -120,15 +120,24 @@ async def newest_cached(settings: Settings, scope: ReadScope) -> StoredRanking |
     return ranking
 
 
-def has_ranking(settings: Settings, tenant: str) -> bool:
+def has_ranking(settings: Settings, tenant: str, version: int | None = None) -> bool:
+    """Is a ranking stored for ``tenant`` (at snapshot ``version`` when given)?"""
     with psycopg.connect(settings.postgres_dsn) as conn:
-        row = conn.execute("SELECT 1 FROM risk_rankings WHERE tenant_id = %s LIMIT 1",
-                           (tenant,)).fetchone()
+        row = conn.execute("SELECT 1 FROM risk_rankings WHERE tenant_id = %s AND "
+                           "(%s::bigint IS NULL OR snapshot_version = %s) LIMIT 1",
+                           (tenant, version, version)).fetchone()
     return row is not None
 
 
 def store_every_level(ctx: JobContext, tenant: str) -> int:
-    """Rank the tenant's newest snapshot once per clearance level; returns how many stored."""
-    for clearance in CLASSIFICATIONS:
-        compute_and_store(ctx, job_scope(ctx.settings, tenant, clearance=clearance))
+    """Rank the tenant's newest snapshot for every clearance level (once per group of levels
+    that see the same graph, copied to the others); returns how many levels stored."""
+    from gds_jobs.levels import copy_level, level_groups
+
+    scope = job_scope(ctx.settings, tenant)
+    for first, *others in level_groups(ctx, scope):
+        compute_and_store(ctx, job_scope(ctx.settings, tenant, scope.version, first))
+        for level in others:
+            copy_level(ctx.settings, ("risk_rankings", "gds_node_metrics"), tenant,
+                       scope.version, first, level)
     return len(CLASSIFICATIONS)

@@ -9,8 +9,11 @@ were read from the repositories (``git show``), never from the product:
 * retail-store-sample-app: ``src/app/docker-compose.yml`` includes one compose file per service,
   ``compose.override.yaml`` and the tracing overlay add the calls; Helm ``templates/`` are not
   entities;
-* fac: a path-scoped CODEOWNERS that covers no service; PostgREST (``api``) is no database;
-* manage.get.gov: the catch-all ``* @abroddrick`` owns the compose services under ``src/``.
+* fac: a path-scoped CODEOWNERS that covers no service: the paths its rules name are owned
+  ``Module`` nodes ("who owns the production Terraform?"); PostgREST (``api``) is no database;
+* manage.get.gov: the catch-all ``* @abroddrick`` owns the compose services under ``src/`` and
+  the Python packages (``src/registrar``), ``docs/*`` the docs folder;
+* bank-of-anthos: a database's ConfigMap environment (``POSTGRES_DB``) is its own attribute.
 
 OWNERS files, YAML ownership maps and Backstage descriptors, which the devset lacks, are
 checked on a repository built here, through the graph and ``/ownership/{service}``.
@@ -209,9 +212,49 @@ def test_fac_path_scoped_codeowners_owns_no_service(
     found, entities = edges(driver, tenant), nodes(driver, tenant)
     assert entities["service:web"]["path"] == "backend/"
     assert "Service" in entities["service:api"]["_labels"]  # postgrest is not postgres
-    assert not [k for k in found if k[1] in ("OWNS", "PRIMARY_OWNER")]
+    assert not [k for k in found if k[1] in ("OWNS", "PRIMARY_OWNER")
+                and not k[2].startswith("module:")]
     api = found[("service:web", "CALLS", "service:api")]
     assert (api["address"], api["port"]) == ("http://api:3000", 3000)
+
+
+FAC_RULE_PATHS = {  # .github/CODEOWNERS at HEAD: the paths its rules name (none a service's)
+    "module:backend-manifests": ("/backend/manifests/", "backend/manifests"),
+    "module:github-workflows": ("/.github/workflows/", ".github/workflows"),
+    "module:terraform-production": ("/terraform/production/", "terraform/production"),
+    "module:terraform-shared-modules": ("/terraform/shared/modules/", "terraform/shared/modules"),
+    "module:backend-config-staffusers-json": ("/backend/config/staffusers.json",
+                                              "backend/config/staffusers.json"),
+}
+
+
+def test_fac_rule_paths_are_owned_modules(
+    stack: Settings, driver: Driver, graphs: dict[str, tuple[Path, str]]
+) -> None:
+    repo, tenant = graphs["fac"]
+    found, entities = edges(driver, tenant), nodes(driver, tenant)
+    for module, (pattern, path) in FAC_RULE_PATHS.items():
+        assert "Module" in entities[module]["_labels"], module
+        assert (entities[module]["name"], entities[module]["path"]) == (pattern, path)
+        owners = owners_of(found, module)
+        assert list(owners) == ["team:fac-admins"], module
+        assert line_of(repo, owners["team:fac-admins"]["evidence_ref"]) == \
+            f"{pattern} @GSA-TTS/FAC-admins"
+        assert ("PART_OF" in {t for (src, t, _) in found if src == module})
+    audit = entities["module:backend-audit"]  # a Django app no service claims, no rule covers
+    assert (audit["path"], audit["via"]) == ("backend/audit", "python package")
+    assert not owners_of(found, "module:backend-audit")
+    with gateway(stack, headers={"X-Tenant": tenant}, timeout=60) as api:
+        body = api.post("/search", json={"query": "Who owns the production Terraform?"}).json()
+        assert "@GSA-TTS/FAC-admins" in body["answer"], body["answer"]
+        refs = [c["evidence_ref"] for c in body["citations"]]
+        assert any(line_of(repo, r) == "/terraform/production/ @GSA-TTS/FAC-admins"
+                   for r in refs), refs
+        web = api.post("/search", json={"query": "Who owns the web service?"}).json()
+        assert web["answer"].startswith("No owner is recorded for web"), web["answer"]
+        assert "FAC-admins" not in web["answer"]
+        assert any("@GSA-TTS/FAC-admins" in line_of(repo, c["evidence_ref"])  # rules checked
+                   for c in web["citations"])
 
 
 def test_mgg_catch_all_owns_compose_services(
@@ -225,6 +268,46 @@ def test_mgg_catch_all_owns_compose_services(
     with gateway(stack, headers={"X-Tenant": tenant}) as api:
         body = api.get("/ownership/app").json()
     assert [o["ceid"] for o in body["owners"]] == ["dev:abroddrick"]
+
+
+def test_mgg_python_packages_and_docs_rule(
+    stack: Settings, driver: Driver, graphs: dict[str, tuple[Path, str]]
+) -> None:
+    repo, tenant = graphs["manage.get.gov"]
+    found, entities = edges(driver, tenant), nodes(driver, tenant)
+    for package in ("registrar", "epplibwrapper", "djangooidc"):
+        module = f"module:src-{package}"
+        assert entities[module]["path"] == f"src/{package}"
+        owners = owners_of(found, module)
+        assert list(owners) == ["dev:abroddrick"]  # the catch-all, not docs/*
+        assert line_of(repo, owners["dev:abroddrick"]["evidence_ref"]) == "* @abroddrick"
+    docs = owners_of(found, "module:docs")
+    assert list(docs) == ["team:dotgov"]
+    assert line_of(repo, docs["team:dotgov"]["evidence_ref"]) == "docs/* @cisagov/dotgov"
+    with gateway(stack, headers={"X-Tenant": tenant}, timeout=60) as api:
+        for question, want, not_said in (
+                ("Who owns the registrar app?", "@abroddrick", "dotgov"),
+                ("Who owns epplibwrapper?", "@abroddrick", "dotgov"),
+                ("Who owns the documentation?", "@cisagov/dotgov", "abroddrick")):
+            answer = api.post("/search", json={"query": question}).json()["answer"]
+            assert want in answer and not_said not in answer, (question, answer)
+
+
+def test_boa_configmap_environment_is_the_databases_own(
+    stack: Settings, driver: Driver, graphs: dict[str, tuple[Path, str]]
+) -> None:
+    repo, tenant = graphs["bank-of-anthos"]
+    db = nodes(driver, tenant)["infra:accounts-db"]
+    assert "POSTGRES_DB=accounts-db" in db["env"]  # envFrom: configMapRef accounts-db-config
+    assert "POSTGRES_PASSWORD=***" in db["env"]
+    refs = [r.split("|")[2] for r in db["attribute_refs"] if r.startswith("env|POSTGRES_DB|")]
+    assert any(line_of(repo, r).strip() == "POSTGRES_DB: accounts-db" for r in refs), refs
+    with gateway(stack, headers={"X-Tenant": tenant}, timeout=60) as api:
+        body = api.post("/search", json={
+            "query": "Which database name does accounts-db serve?"}).json()
+    assert "accounts-db" in body["answer"] and not body["answer"].startswith("No "), body["answer"]
+    assert any(line_of(repo, c["evidence_ref"]).strip() == "POSTGRES_DB: accounts-db"
+               for c in body["citations"])
 
 
 def test_ownership_endpoint_on_bank_of_anthos(

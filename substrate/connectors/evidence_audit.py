@@ -57,11 +57,16 @@ def key_tokens(edge: dict[str, Any]) -> set[str]:
 
 
 def stated_by_location(edge: dict[str, Any], path: str) -> bool:
-    """A membership fact whose cited file lies in the member's folder (the member's ceid is
-    the folder path as a slug: ``module:src-e2e`` for ``src/e2e/README.md``)."""
-    folder = squash(posixpath.dirname(path))
+    """A membership fact whose cited file lies in (or below) the member's folder (the
+    member's ceid is the folder path as a slug: ``module:src-e2e`` for ``src/e2e/README.md``
+    or ``src/e2e/tests/run.py``)."""
     tail = squash(str(edge.get("src") or "").split(":", 1)[-1])
-    return edge.get("type") in LOCATION_FACTS and bool(folder) and folder == tail
+    folder = posixpath.dirname(path)
+    folders = set()
+    while folder:
+        folders.add(squash(folder))
+        folder = posixpath.dirname(folder)
+    return edge.get("type") in LOCATION_FACTS and bool(tail) and tail in folders
 
 
 @dataclass

@@ -37,6 +37,7 @@ _WILDCARD = re.compile(r"[*?\[\]]")
 _SKIP_PARTS = frozenset({"node_modules", "vendor", "third_party", "tests", "test", "testdata",
                          "fixtures", "__pycache__", "migrations", ".git"})
 PACKAGE_MARKER = "__init__.py"
+_DEEPER_FILES = 50  # files below a module folder read for a non-empty line, at most
 
 
 def is_package_marker(path: str) -> bool:
@@ -88,7 +89,10 @@ def _proof(snap: GitSnapshot, folder: str, first: str) -> str:
     order = [f"{folder}/README.md", f"{folder}/{PACKAGE_MARKER}", first, *direct]
     candidates = [p for p in dict.fromkeys(order) if snap.exists(p)]
     snap.preload(candidates)
-    for path in candidates:
+    # then files deeper in it (a package whose only direct file is an empty __init__.py):
+    # an empty file has no line 1 to cite (issue 9: every ref resolves)
+    deeper = [p for p in snap.files() if p.startswith(f"{folder}/") and p not in candidates]
+    for path in [*candidates, *deeper[:_DEEPER_FILES]]:
         if snap.read(path).strip():
             return snap.ref(path, next(i for i, line in enumerate(
                 snap.read(path).splitlines(), start=1) if line.strip()))

@@ -126,7 +126,9 @@ def test_a_declaration_renamed_in_place_with_the_same_image() -> None:
 def test_membership_is_stated_by_the_cited_files_folder() -> None:
     edge = {"type": "PART_OF", "src": "module:src-e2e", "dst": "repo:shop"}
     assert stated_by_location(edge, "src/e2e/README.md")
+    assert stated_by_location(edge, "src/e2e/tests/run.py")
     assert not stated_by_location(edge, "src/README.md")
+    assert not stated_by_location(edge, "src/e2e-other/README.md")
     assert not stated_by_location({**edge, "type": "DEPENDS_ON"}, "src/e2e/README.md")
 
 

@@ -26,7 +26,7 @@ ErrorCallback = Callable[[Exception], Awaitable[None]]
 
 async def connect_once(settings: Settings, error_cb: ErrorCallback) -> NatsClient:
     client: NatsClient = await asyncio.wait_for(nats.connect(
-        settings.nats_url, connect_timeout=2, allow_reconnect=False,
+        settings.nats_servers, connect_timeout=2, allow_reconnect=False,
         max_reconnect_attempts=1, reconnect_time_wait=0.05, error_cb=error_cb,
     ), timeout=CONNECT_TIMEOUT_S)
     return client

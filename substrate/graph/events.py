@@ -18,7 +18,7 @@ import nats
 import psycopg
 from nats.aio.client import Client as NatsClient
 from nats.js.api import StreamConfig
-from nats.js.errors import BadRequestError, NotFoundError
+from nats.js.errors import APIError, BadRequestError, NotFoundError
 
 from substrate.graph import faults, snapshots
 from substrate.settings import Settings
@@ -45,12 +45,14 @@ async def ensure_stream(js: Any, replicas: int = 1) -> None:
         try:
             await js.add_stream(StreamConfig(name=STREAM, subjects=["graph.>"],
                                              num_replicas=replicas))
-        except BadRequestError:  # created meanwhile, or more copies than servers
-            if replicas > 1:
+        except APIError as exc:
+            if replicas > 1:  # a single server: "replicas > 1 not supported" (or a race)
                 await ensure_stream(js, 1)
+            elif not isinstance(exc, BadRequestError):  # 400: created meanwhile
+                raise
         return
     if (info.config.num_replicas or 1) < replicas:
-        with contextlib.suppress(BadRequestError):
+        with contextlib.suppress(APIError):  # a single server keeps its one copy
             await js.update_stream(replace(info.config, num_replicas=replicas))
 
 

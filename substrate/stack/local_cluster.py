@@ -8,9 +8,11 @@ password get them from :class:`~substrate.settings.Settings` as usual. NATS rout
 authenticate with the same user. Each node's configuration is a 0600 file under
 ``run/cluster/``, its data under ``data/cluster/`` (wiped at every start: a fresh cluster).
 
-Ports: NATS clients 50000+i, routes 50010+i, monitoring 50020+i; Redis 50100+i, cluster bus
-50110+i. ``python -m substrate.stack.local_cluster`` starts both, prints the settings that
-point at them and stops them on Enter or Ctrl-C.
+Ports: NATS (clients, routes, monitoring) from 50000-50099, Redis (clients, cluster bus) from
+50100-50199, the first free ones at each start: the ranges lie in the kernel's ephemeral range
+(32768-60999), where a passing outgoing connection can hold any port for a moment.
+``python -m substrate.stack.local_cluster`` starts both, prints the settings that point at
+them and stops them on Enter or Ctrl-C.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import json
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -39,9 +42,10 @@ from substrate.stack.credentials import (
     ensure_secret,
     write_private,
 )
+from substrate.stack.part import who_listens
 
-NATS_BASE_PORT = 50000
-REDIS_BASE_PORT = 50100
+NATS_PORTS = range(50000, 50100)
+REDIS_PORTS = range(50100, 50200)
 START_TIMEOUT_S = 60.0
 
 
@@ -57,7 +61,7 @@ class Node:
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def start(self) -> None:
-        with self.log.open("ab") as out:
+        with self.log.open("wb") as out:  # a fresh log per start
             self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT,
                                          env=self.env, start_new_session=True)
 
@@ -84,6 +88,25 @@ class Node:
             raise StackError(f"{self.name} exited ({self.proc.returncode}):\n{tail}")
 
 
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_ports(candidates: range, n: int) -> list[int]:
+    """The first ``n`` ports of ``candidates`` nothing holds right now."""
+    found = [p for p in candidates if _bindable(p)][:n]
+    if len(found) < n:
+        raise StackError(f"fewer than {n} free ports in {candidates.start}-"
+                         f"{candidates.stop - 1}: {who_listens(candidates.start)}")
+    return found
+
+
 def _wait(what: str, ready: Callable[[], bool], nodes: list[Node]) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -104,6 +127,7 @@ class _Cluster:
     def __init__(self, settings: Settings, size: int = 3) -> None:
         self.settings, self.size = settings, size
         self.nodes: list[Node] = []
+        self.ports: list[int] = []  # chosen at start: clients first, then the other roles
         self.conf_dir = settings.run_dir / "cluster" / self.kind
         self.data_dir = settings.home / "data" / "cluster" / self.kind
 
@@ -117,11 +141,17 @@ class _Cluster:
             node.stop()
 
     def __enter__(self) -> Self:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in (1, 2):
+            try:
+                self.start()
+                return self
+            except StackError as exc:  # a port taken between the check and the bind: again
+                self.stop()
+                if attempt == 2 or "already in use" not in str(exc).lower():
+                    raise
+            except BaseException:
+                self.stop()
+                raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
@@ -138,7 +168,13 @@ class NatsCluster(_Cluster):
     kind = "nats"
 
     def client_port(self, i: int) -> int:
-        return NATS_BASE_PORT + i
+        return self.ports[i]
+
+    def route_port(self, i: int) -> int:
+        return self.ports[self.size + i]
+
+    def monitor_port(self, i: int) -> int:
+        return self.ports[2 * self.size + i]
 
     @property
     def url(self) -> str:
@@ -147,22 +183,23 @@ class NatsCluster(_Cluster):
 
     def _conf(self, i: int, password: str) -> str:
         secret = quote(password, safe="")
-        routes = [f"nats-route://{NATS_USER}:{secret}@127.0.0.1:{NATS_BASE_PORT + 10 + j}"
+        routes = [f"nats-route://{NATS_USER}:{secret}@127.0.0.1:{self.route_port(j)}"
                   for j in range(self.size) if j != i]
         auth = f"{{ user: {json.dumps(NATS_USER)}, password: {json.dumps(password)} }}"
         return (
             "# Written by substrate/stack/local_cluster.py; a test cluster node.\n"
             f"server_name: n{i}\nlisten: 127.0.0.1:{self.client_port(i)}\n"
-            f"http: 127.0.0.1:{NATS_BASE_PORT + 20 + i}\n"
+            f"http: 127.0.0.1:{self.monitor_port(i)}\n"
             f"jetstream {{ store_dir: {json.dumps(str(self.data_dir / f'n{i}'))}, "
             "max_memory_store: 64MB, max_file_store: 1GB }\n"
             f"authorization {auth}\n"
-            f"cluster {{\n  name: substrate\n  listen: 127.0.0.1:{NATS_BASE_PORT + 10 + i}\n"
+            f"cluster {{\n  name: substrate\n  listen: 127.0.0.1:{self.route_port(i)}\n"
             f"  authorization {auth}\n  routes: {json.dumps(routes)}\n}}\n"
         )
 
     def start(self) -> None:
         self._fresh_dirs()
+        self.ports = free_ports(NATS_PORTS, 3 * self.size)
         password, _ = ensure_secret(self.settings.secrets_dir, NATS_PASSWORD)
         self.nodes = []
         for i in range(self.size):
@@ -178,7 +215,7 @@ class NatsCluster(_Cluster):
         """Every running node knows the JetStream meta leader."""
         for i, node in enumerate(self.nodes):
             if node.running:
-                jsz = httpx.get(f"http://127.0.0.1:{NATS_BASE_PORT + 20 + i}/jsz",
+                jsz = httpx.get(f"http://127.0.0.1:{self.monitor_port(i)}/jsz",
                                 timeout=2).json()
                 if not (jsz.get("meta_cluster") or {}).get("leader"):
                     return False
@@ -196,7 +233,10 @@ class RedisCluster(_Cluster):
     kind = "redis"
 
     def port(self, i: int) -> int:
-        return REDIS_BASE_PORT + i
+        return self.ports[i]
+
+    def bus_port(self, i: int) -> int:
+        return self.ports[self.size + i]
 
     @property
     def url(self) -> str:
@@ -208,7 +248,7 @@ class RedisCluster(_Cluster):
             "# Written by substrate/stack/local_cluster.py; a test cluster node.\n"
             f"user default off\nuser {REDIS_USER} on >{password} ~* &* +@all\n"
             f"bind 127.0.0.1\nport {self.port(i)}\nprotected-mode yes\n"
-            f"cluster-enabled yes\ncluster-port {REDIS_BASE_PORT + 10 + i}\n"
+            f"cluster-enabled yes\ncluster-port {self.bus_port(i)}\n"
             f"cluster-config-file nodes.conf\ncluster-node-timeout 3000\n"
             f"dir {self.data_dir / f'r{i}'}\nappendonly no\nsave \"\"\n"
             "maxmemory 128mb\nmaxmemory-policy volatile-lru\n"
@@ -216,6 +256,7 @@ class RedisCluster(_Cluster):
 
     def start(self) -> None:
         self._fresh_dirs()
+        self.ports = free_ports(REDIS_PORTS, 2 * self.size)
         password, _ = ensure_secret(self.settings.secrets_dir, REDIS_PASSWORD)
         self.nodes = []
         for i in range(self.size):

@@ -19,25 +19,31 @@ tests/bench/bench_replicas.py reports them over more writes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
+import nats
 import pytest
 import redis
 from neo4j import Driver
 from redis.crc import key_slot
 
 from substrate.cache import asked_key, index_key, watermark_key
+from substrate.graph import events
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
 from substrate.stack.local_cluster import NatsCluster, RedisCluster
 from tests.support.graphstate import drop_tenant_graph, new_tenant
+from tests.support.local_procs import PrivateNats
 from tests.support.replicas import (
     UNCHANGED,
     WriteRound,
     add_calls,
     all_connected,
+    cache_stats,
     cluster_env,
     deliver,
     poll,
@@ -121,6 +127,29 @@ def test_every_tenant_key_is_in_one_slot(rds: redis.RedisCluster, tenant: str) -
     assert len(slots) == 1, slots
 
 
+def test_the_stream_has_three_copies_on_the_cluster_and_one_on_a_single_server(
+    cluster: Settings, tmp_path: Path,
+) -> None:
+    """ensure_stream asks for a copy per known server (at most 3); a single server refuses
+    more than one, and the stream is made with one instead of not at all."""
+    async def copies(servers: list[str], wanted: int) -> int:
+        nc = await nats.connect(servers, connect_timeout=2, allow_reconnect=False)
+        try:
+            js = nc.jetstream()
+            await events.ensure_stream(js, wanted)
+            return int((await js.stream_info(events.STREAM)).config.num_replicas or 1)
+        finally:
+            await nc.close()
+
+    assert asyncio.run(copies(cluster.nats_servers, 3)) == 3
+    single = PrivateNats(tmp_path / "nats-store")
+    single.start()
+    try:
+        assert asyncio.run(copies([single.url], 3)) == 1
+    finally:
+        single.stop()
+
+
 def test_three_replicas_serve_no_stale_answer_after_a_write(
     stack: Settings, cluster: Settings, driver: Driver, tenant: str,
     clients: list[httpx.Client], rds: redis.RedisCluster,
@@ -139,5 +168,5 @@ def test_the_same_with_a_nats_node_killed(
     assert poll(lambda: all_connected(clients)), "an invalidator did not fail over"
     done = _round(stack, cluster, driver, tenant, clients, rds, "alpha-r2")
     _assert_fresh_and_once(done)
-    reconnects = [c.get("/cache/stats").json()["invalidation"]["reconnects"] for c in clients]
+    reconnects = [cache_stats(c)["invalidation"]["reconnects"] for c in clients]
     print(f"[n0 down] invalidator reconnects per replica: {reconnects}")

@@ -29,6 +29,9 @@ REASON_BOOST = 0.05  # a sentence that gives a reason ("because", "so that", "we
 _REASON = re.compile(r"\b(?:because|since|so that|in order to|due to|allows?|enables?|benefits?"
                      r"|advantages?|we (?:chose|decided|opted)|opting|instead of|rather than"
                      r"|easier|simpler|faster|lower|reduces?|avoids?)\b", re.I)
+_GIVES_REASONS = re.compile(r"\b(?:reasons?|because|advantages?|benefits?|pros|why|due to"
+                            r"|drawbacks?|problems?|pain points?|side effects?|assumptions?"
+                            r"|needs?|requirements?|constraints?|goals?)\b", re.I)
 MIN_CHARS = 12  # shorter sentences say too little to quote; list items may be shorter
 MIN_ITEM_CHARS = 4
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -49,6 +52,7 @@ class Sentence:
     line: int
     text: str
     last: int = 0  # the line it ends on (a sentence may wrap over several)
+    listed: bool = False  # an item of a list a lead-in announces ("for several reasons:")
 
     def lines(self) -> str:
         """``L12`` or ``L12-L14``, as the citation names them."""
@@ -125,14 +129,73 @@ def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
             body.setdefault(section, []).append((first + i, line))
     out = []
     for name, lines in body.items():
+        introduced = False  # the last paragraph before this list ended on ":"
         for para in _paragraphs(lines):
             item = bool(_BULLET.match(text.splitlines()[para[0][0] - first]))
-            for no, last, piece in _split(para):
+            pieces = _split(para)
+            for no, last, piece in pieces:
                 words = clean(piece)
                 least = MIN_ITEM_CHARS if item else MIN_CHARS
                 if len(words) >= least and any(c.isalpha() for c in words):
-                    out.append(Sentence(name, no, words, last))
+                    out.append(Sentence(name, no, words, last, item and introduced))
+            if not item:  # a lead-in that announces reasons ("for several reasons:")
+                lead = clean(pieces[-1][2]) if pieces else ""
+                introduced = lead.endswith(":") and bool(_GIVES_REASONS.search(lead))
     return out
+
+
+DECISION_SECTIONS = ("Decision", "Decision outcome", "The decision", "Chosen option")
+REASON_SECTIONS = ("Context", "Decision drivers", "Considerations", "Rationale", "Reason",
+                   "Reasons", "Pros", "Pros and cons", "Advantages", "Benefits",
+                   "Justification")
+_CHOICE = re.compile(r"\b(?:we(?:'ll| will| shall| are going to)\b"
+                     r"|we(?: have)? (?:decided|chose|chosen|opted|selected|agreed)"
+                     r"|chosen option|decided (?:on|to)|we(?:'re| are) (?:going|moving) with"
+                     r"|(?:go|went|going) with option)", re.I)
+
+
+def lead_in(sentence: Sentence) -> bool:
+    """A sentence that only introduces a list ("... for several reasons:")."""
+    return sentence.text.rstrip().endswith(":")
+
+
+def is_force(sentence: Sentence) -> bool:
+    """A force behind the decision: a sentence of the Context / drivers / considerations /
+    pros sections or an item of a list a lead-in introduces."""
+    return sentence.section in REASON_SECTIONS or sentence.listed
+
+
+def is_reason(sentence: Sentence) -> bool:
+    """A sentence stating a force or reason: one of the Context / drivers / considerations /
+    pros sections (the Nygard and MADR places of the "why"), an item of a list a lead-in
+    introduces ("for several reasons:"), or a Decision sentence that gives a reason."""
+    return (sentence.section in REASON_SECTIONS or sentence.listed
+            or (sentence.section.startswith("Decision") and bool(_REASON.search(sentence.text))
+                and not _CHOICE.search(sentence.text)))
+
+
+def statement(found: list[Sentence]) -> Sentence | None:
+    """The decision as stated: the Decision section's first sentence that makes the choice
+    ("We will ...", "We decided on Option 2", "Chosen option: ...", also when it announces
+    its reasons: "We will use S3 for several reasons:"), else None."""
+    return next((s for s in found if s.section in DECISION_SECTIONS
+                 and _CHOICE.search(s.text)), None)
+
+
+def select(found: list[Sentence], ranked: list[Sentence], most: int = QUOTES) -> list[Sentence]:
+    """The quotes, in document order: the decision as stated, the two best-ranked forces
+    (Context, drivers, considerations, pros, listed reasons), the best-ranked reason the
+    Decision gives, then the best-ranked others; a lead-in alone and a question are never
+    quoted."""
+    usable = [s for s in ranked if not lead_in(s) and not s.text.rstrip().endswith("?")]
+    first = statement(found)
+    chosen = [first] if first is not None else []
+    forces = [s for s in usable if is_force(s) and s not in chosen]
+    chosen += forces[:2]
+    chosen += [s for s in usable if is_reason(s) and s not in chosen][:1]
+    chosen += [s for s in forces if s not in chosen][:most - len(chosen)]
+    chosen += [s for s in usable if s not in chosen][:most - len(chosen)]
+    return sorted(chosen[:most], key=lambda s: s.line)
 
 
 _STATUS_HEADING = re.compile(r"^#{1,6}\s*status\b", re.I)
@@ -215,19 +278,19 @@ async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
             continue
         outcome = await reranker.rerank(ctx.query, [s.text for s in found], None)
         scored = sorted(((r.score + boost(found[r.index]), found[r.index])
-                         for r in outcome.results), key=lambda x: -x[0])[:QUOTES]
-        quotes = sorted((s for _, s in scored), key=lambda s: s.line)
+                         for r in outcome.results), key=lambda x: -x[0])
+        quotes = select(found, [s for _, s in scored])
         result = StrategyResult("rationale")
         written = written_status(str(props["text"]), _first_line(
             str(props["text"]), line, str(row["entity"].get("name") or "")))
         result.facts.append({
             "adr": row["entity"], "status": props.get("status"), "date": props.get("date"),
-            "status_text": written[0] if written else None,
+            "status_text": props.get("status_text") or (written[0] if written else None),
             "status_ref": f"{props.get('path')}#L{written[1]}@{commit}" if written else None,
             "path": props.get("path"), "commit": commit,
             "quotes": [{"section": s.section, "line": s.line, "text": s.text,
                         "evidence_ref": f"{props.get('path')}#{s.lines()}@{commit}"}
                        for s in quotes],
-            "scores": [round(float(sc), 4) for sc, _ in scored]})
+            "scores": [round(float(sc), 4) for sc, _ in scored[:QUOTES]]})
         return result
     return None

@@ -9,13 +9,13 @@ it answers, one audit INSERT per request afterwards.
   :class:`substrate.security.pii.Redactor` with the kinds the verdict names; a successful JSON
   object response gets ``"policy": {"redacted": {kind: count}, "engine", "request_id"}``.
 * Audit: the decision (``allowed``/``denied``) and, when anything was redacted, a
-  ``redacted`` row with the counts — written in one batch after the response is sent, by a
-  background task (an audit failure is logged, it never fails the request).
+  ``redacted`` row with the counts — queued when the response is sent and written with the
+  other requests' rows by a background task within ``audit.AUDIT_FLUSH_S`` (one INSERT batch,
+  no PostgreSQL connection per request; an audit failure is logged, it never fails one).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import uuid
@@ -110,7 +110,7 @@ class PolicyMiddleware:
         self.engine = engine or make_engine(self.settings)
         if self.settings.pii_redaction:
             pii.warm_up()
-        self._pending: set[asyncio.Task[None]] = set()
+        self._audits = audit.AuditBatch()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or scope["path"] in EXEMPT_PATHS:
@@ -230,19 +230,11 @@ class PolicyMiddleware:
             log.warning("policy audit not written (no database pool): %s",
                         [d.reason for d in policy.decisions()])
             return
-        task = asyncio.get_running_loop().create_task(audit.record(pool, *policy.decisions()))
-        self._pending.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._pending.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("policy audit write failed: %r", task.exception())
+        self._audits.add(pool, policy.decisions())
 
     async def drain(self) -> None:
-        """Wait for the audit writes in flight (shutdown, tests)."""
-        if self._pending:
-            await asyncio.gather(*self._pending, return_exceptions=True)
+        """Write the queued audit rows now (shutdown, tests)."""
+        await self._audits.drain()
 
 
 def _is_json(start: Message) -> bool:

@@ -85,7 +85,8 @@ class SheddingMiddleware:
     async def _within_deadline(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracked = StartTracker(send)
         try:
-            await asyncio.wait_for(self.app(scope, receive, tracked), self.deadline)
+            async with asyncio.timeout(self.deadline):  # no task per request (wait_for's)
+                await self.app(scope, receive, tracked)
         except TimeoutError:
             self.stats.deadline_exceeded += 1
             log.warning("deadline of %.0f s passed on %s", self.deadline, scope["path"])

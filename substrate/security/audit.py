@@ -2,11 +2,16 @@
 
 Every decision of the policy layer — authentication refused, a grant narrowed or exceeded, a
 redaction applied, an OPA verdict — is recorded with the principal, the request id and the
-reason. Rows are written on the caller's connection (sync) or the gateway's pool (async).
+reason. Rows are written on the caller's connection (sync) or the gateway's pool (async; the
+policy step batches them, :class:`AuditBatch`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,11 +21,21 @@ from psycopg_pool import AsyncConnectionPool
 
 from substrate.observability.metrics import count_policy_decisions
 
+log = logging.getLogger(__name__)
+
 Decision = Literal["allowed", "denied", "redacted"]
+AUDIT_FLUSH_S = 0.5  # the gateway writes its queued decisions at most this long after
+AUDIT_QUEUE_LIMIT = 20_000
 
 _INSERT = (
     "INSERT INTO policy_audit (principal, request_id, tenant_id, action, decision, reason, detail)"
     " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+)
+
+_INSERT_MANY = (
+    "INSERT INTO policy_audit (principal, request_id, tenant_id, action, decision, reason, detail)"
+    " SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
+    " %s::text[], %s::jsonb[])"
 )
 
 
@@ -43,6 +58,65 @@ def record_sync(conn: psycopg.Connection[Any], *decisions: PolicyDecision) -> No
     count_policy_decisions(decisions)
     with conn.cursor() as cur:
         cur.executemany(_INSERT, [d.row() for d in decisions])
+
+
+class AuditBatch:
+    """Decisions of many requests written together: one INSERT batch every ``every_s`` at
+    most (a request's answer never waits for it, and the hot path holds no PostgreSQL
+    connection per request). At most ``limit`` rows wait; beyond that a flood's rows are
+    dropped with an error log rather than queued without bound."""
+
+    def __init__(self, every_s: float = AUDIT_FLUSH_S, limit: int = AUDIT_QUEUE_LIMIT) -> None:
+        self.every_s = every_s
+        self.limit = limit
+        self.dropped = 0
+        self._rows: list[PolicyDecision] = []
+        self._pool: AsyncConnectionPool[Any] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, pool: AsyncConnectionPool[Any], decisions: Sequence[PolicyDecision]) -> None:
+        if len(self._rows) + len(decisions) > self.limit:
+            self.dropped += len(decisions)
+            log.error("policy audit queue full (%d rows): %d decisions not recorded",
+                      len(self._rows), len(decisions))
+            return
+        self._pool = pool
+        self._rows.extend(decisions)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(self.every_s)
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Write what waits now (a failure is logged: the rows are lost, never retried in a
+        loop that could hold the pool)."""
+        while self._rows and self._pool is not None:
+            rows, self._rows = self._rows, []
+            try:
+                await record_many(self._pool, rows)
+            except Exception as exc:  # noqa: BLE001 - an audit failure never fails a request
+                log.error("policy audit write of %d rows failed: %r", len(rows), exc)
+
+    async def drain(self) -> None:
+        """Wait for the scheduled write and write the rest (shutdown, tests)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.flush()
+
+
+async def record_many(pool: AsyncConnectionPool[Any], decisions: Sequence[PolicyDecision]
+                      ) -> None:
+    """Many rows in one statement (arrays unnested: one round trip, no per-row protocol)."""
+    if not decisions:
+        return
+    count_policy_decisions(decisions)
+    columns = [list(c) for c in zip(*(d.row() for d in decisions), strict=True)]
+    async with pool.connection() as conn:
+        await conn.execute(_INSERT_MANY, columns)
 
 
 async def record(pool: AsyncConnectionPool[Any], *decisions: PolicyDecision) -> None:

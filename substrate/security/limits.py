@@ -4,7 +4,9 @@ the requests one caller has in flight (per replica).
 Rate: the generic cell rate algorithm (the "leaky bucket as a meter"): one Redis key per
 caller holds the theoretical arrival time (TAT); a request is let through when it would not
 push the TAT more than ``burst`` emission intervals ahead of now. One Lua script does the read
-and the write atomically, with Redis's own clock (``TIME``), so replicas never disagree.
+and the write atomically, with Redis's own clock (``TIME``), so replicas never disagree; it
+hands a replica a small lease of requests at once (:class:`RateLimiter`), so most requests
+pay no Redis round trip.
 
 Redis down or slow: the limiter fails *open* (the request passes and a warning is logged at
 most once every ``WARN_EVERY_S``). Availability of reads is worth more here than the limit;
@@ -28,26 +30,33 @@ from substrate.errors import SubstrateError
 log = logging.getLogger(__name__)
 
 KEY_PREFIX = "substrate:ratelimit:"
+LEASE_FRACTION = 20  # a lease is this fraction of the burst
+LEASE_S = 1.0  # an unspent lease is dropped after this long
+MAX_LEASES = 10_000  # callers holding a lease before the expired ones are forgotten
 REDIS_TIMEOUT_S = 0.25
 WARN_EVERY_S = 30.0
 
-# KEYS[1] the caller's key; ARGV[1] emission interval (microseconds), ARGV[2] burst.
-# Returns {allowed (0/1), retry_after_us, remaining}.
+# KEYS[1] the caller's key; ARGV[1] emission interval (microseconds), ARGV[2] burst, ARGV[3]
+# how many requests to take at once (a lease). Returns {granted (0 = refused), retry_after_us,
+# remaining}: as many as fit of ARGV[3], at least one, or none.
 GCRA_LUA = """
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
-local new_tat = tat + interval
-local ahead = new_tat - now
 local limit = interval * burst
-if ahead > limit then
-  return {0, ahead - limit, 0}
+local room = math.floor((limit - (tat - now)) / interval)
+if room < 1 then
+  return {0, tat + interval - now - limit, 0}
 end
-redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil(ahead / 1000) + 1)
-return {1, 0, math.floor((limit - ahead) / interval)}
+local granted = math.min(want, room)
+local new_tat = tat + granted * interval
+redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX',
+           math.ceil((new_tat - now) / 1000) + 1)
+return {granted, 0, room - granted}
 """
 
 
@@ -78,25 +87,47 @@ class Decision:
 
 
 class RateLimiter:
-    """GCRA over Redis: ``per_minute`` requests per minute on average, ``burst`` at once."""
+    """GCRA over Redis: ``per_minute`` requests per minute on average, ``burst`` at once.
 
-    def __init__(self, redis: Redis | RedisCluster, per_minute: int, burst: int) -> None:
+    A replica takes a caller's requests from Redis in leases of ``lease`` (``burst // 20``,
+    at least 1; as many as fit, at least one) and spends them locally for at most
+    ``LEASE_S``: most requests need no Redis round trip, and the shared limit holds
+    within one lease per replica and caller (an unspent lease counts as spent)."""
+
+    def __init__(self, redis: Redis | RedisCluster, per_minute: int, burst: int,
+                 lease: int | None = None) -> None:
         if per_minute < 1 or burst < 1:
             raise ValueError("RATE_LIMIT_PER_MINUTE and RATE_LIMIT_BURST must be at least 1")
         self.redis = redis
         self.interval_us = 60_000_000 // per_minute
         self.burst = burst
+        self.lease = lease if lease is not None else max(1, burst // LEASE_FRACTION)
         self.script = redis.register_script(GCRA_LUA)  # type: ignore[misc]  # cluster too
         self._last_warning = 0.0
+        self._leases: dict[str, tuple[int, float]] = {}  # caller -> (left, expires at)
 
     async def check(self, caller: str) -> Decision:
+        left, expires = self._leases.get(caller, (0, 0.0))
+        if left > 0 and time.monotonic() < expires:
+            self._leases[caller] = (left - 1, expires)
+            return Decision(True, 0.0, -1)
         try:
-            allowed, retry_us, remaining = await self.script(
-                keys=[KEY_PREFIX + caller], args=[self.interval_us, self.burst])
+            granted, retry_us, remaining = await self.script(
+                keys=[KEY_PREFIX + caller], args=[self.interval_us, self.burst, self.lease])
         except (RedisError, OSError, TimeoutError) as exc:
             self._warn(exc)
             return Decision(True, 0.0, -1)  # fail open, see the module docstring
-        return Decision(bool(allowed), int(retry_us) / 1e6, int(remaining))
+        if int(granted) > 1:
+            if len(self._leases) >= MAX_LEASES:
+                self._forget_expired()
+            self._leases[caller] = (int(granted) - 1, time.monotonic() + LEASE_S)
+        else:
+            self._leases.pop(caller, None)
+        return Decision(int(granted) > 0, int(retry_us) / 1e6, int(remaining))
+
+    def _forget_expired(self) -> None:
+        now = time.monotonic()
+        self._leases = {c: v for c, v in self._leases.items() if v[1] > now}
 
     def _warn(self, exc: BaseException) -> None:
         now = time.monotonic()

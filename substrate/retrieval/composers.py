@@ -140,6 +140,7 @@ def rationale(fact: dict[str, Any], cites: Citations) -> str:
     return f"{head}. " + listing(quotes, "", " ")
 
 
+OWNER_EDGES = ("OWNS", "PRIMARY_OWNER")  # their start as the ownership file writes it
 STATED_KEYS = ("image", "kind", "status", "address", "url", "host", "port", "ports", "version",
                "handle", "pattern")
 _VALUE_CHARS = 60
@@ -192,7 +193,10 @@ def _change_line(e: dict[str, Any], cites: Citations) -> str:
         first = changed_lines([str(r) for r in e.get("evidence") or []], snap)[:1]
         ref = cites.cite({**hop, "evidence_ref": first[0]}) if hop and first else \
             (cites.cite(hop) if hop else "")
-        return (f"{e.get('change')} {e.get('from')} -{e.get('type')}-> {e.get('to')}"
+        props = (e.get("after") or e.get("before") or {}).get("props") or {}
+        start = str(props.get("handle") or "") if e.get("type") in OWNER_EDGES else ""
+        start = start if "@" in start else str(e.get("from"))
+        return (f"{e.get('change')} {start} -{e.get('type')}-> {e.get('to')}"
                 f"{what_changed(e)}{at}{ref}")
     stated = [str(r).rsplit("|", 1)[-1] for r in (e.get("after") or {}).get("attribute_refs")
               or []] if e.get("change") == "changed" else []
@@ -204,6 +208,8 @@ def _change_line(e: dict[str, Any], cites: Citations) -> str:
     ident = str(e.get("id") or "")
     named = f"{ident} \"{e.get('name')}\"" if ident and e.get("name") not in (None, ident) \
         and e.get("label") == "DecisionNode" else str(e.get("name") or ident)
+    written = str(((e.get("after") or e.get("before") or {}).get("handle")) or "")
+    named = written if e.get("label") in ("Team", "Developer") and "@" in written else named
     return f"{e.get('change')} {e.get('label')} {named}{what_changed(e)}{at}{ref}"
 
 

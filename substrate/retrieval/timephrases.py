@@ -55,7 +55,8 @@ _AGO = re.compile(rf"\b{_NUM}\s+{_UNIT}\s+ago\b", re.I)
 _RECENT = re.compile(rf"\b(?:(?:in\s+)?the\s+)?(?:last|past)\s+(?:{_NUM}\s+)?{_UNIT}\b", re.I)
 _EVENT = re.compile(r"^(?:'s|’s)?\s+(?:\w+\s+)?(outage|incident|failure|deploy(?:ment)?|release"
                     r"|rollout|crash|downtime|migration)\b", re.I)
-_CHANGE = re.compile(r"\b(chang\w*|diff\w*|modif\w*|added|removed|deleted|happened)\b", re.I)
+_CHANGE = re.compile(r"\b(chang\w*|diff\w*|modif\w*|added|removed|deleted|happened|recorded"
+                     r"|introduced|created|dropped)\b", re.I)
 
 
 @dataclass(frozen=True)

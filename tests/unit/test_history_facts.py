@@ -121,3 +121,18 @@ def test_a_changed_element_cites_the_lines_its_commit_wrote() -> None:
     cites = c.Citations()  # no line of its own commit: where it is defined
     c._change_line({**node, "after": {}}, cites)
     assert [i["evidence_ref"] for i in cites.items] == ["m/ledger-db.yaml#L18@132e331"]
+
+
+def test_owners_in_a_window_are_named_as_their_ownership_file_writes_them() -> None:
+    snap = {"commit": "a775d7e3e5869259301ca73962a5f8c76c193b7e", "valid_at": "2023-05-24"}
+    team = {"kind": "node", "change": "added", "label": "Team", "id": "team:dotgov",
+            "name": "dotgov", "snapshot": snap, "after": {"handle": "@cisagov/dotgov"}}
+    owns = {"kind": "edge", "change": "added", "type": "OWNS", "from": "dev:abroddrick",
+            "to": "service:app", "snapshot": snap, "evidence": [],
+            "after": {"props": {"handle": "@abroddrick", "pattern": "*"}},
+            "hop": {"type": "OWNS", "evidence_ref": ".github/CODEOWNERS#L4@a775d7e"}}
+    cites = c.Citations()
+    assert c._change_line(team, cites).startswith("added Team @cisagov/dotgov in a775d7e3")
+    assert c._change_line(owns, cites).startswith("added @abroddrick -OWNS-> service:app")
+    calls = {**owns, "type": "CALLS", "after": {"props": {"handle": "@x"}}}
+    assert c._change_line(calls, cites).startswith("added dev:abroddrick -CALLS->")

@@ -97,3 +97,17 @@ def test_invalid_dates_are_ignored() -> None:
 def test_naive_now_is_utc() -> None:
     scope = parse_time_scope("yesterday", datetime(2026, 11, 20, 1, 0))
     assert scope.as_of == end_of(2026, 11, 19)
+
+
+def test_recorded_or_introduced_in_a_month_is_a_window() -> None:
+    """"Which decisions were recorded in July 2026?" asks for what a window added."""
+    from datetime import UTC, datetime
+
+    from substrate.retrieval.timephrases import parse_time_scope
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    for q in ("Which decisions were recorded in July 2026?",
+              "Which services were introduced in July 2026?"):
+        scope = parse_time_scope(q, now)
+        assert (scope.start, scope.end, scope.as_of) == (
+            datetime(2026, 7, 1, tzinfo=UTC), datetime(2026, 8, 1, tzinfo=UTC), None), q
+    assert parse_time_scope("Who owned ui in July 2026?", now).as_of is not None

@@ -43,6 +43,9 @@ def _one_hop_about_an_entity(plan: Plan) -> bool:
 async def claims(ctx: SearchContext) -> bool:
     """Does ``nl_cypher`` lead for this question?"""
     route = ctx.route
+    if route.intent is Intent.TEMPORAL and route.time.start is not None:
+        return False  # "what changed / which decisions were added in <window>": the
+        # snapshot diff answers, each change with its commit, date and line
     weak = route.intent is Intent.FREE_TEXT or route.confidence < WELL_ROUTED
     mode = translator_mode(ctx)
     if mode in ("auto", "embedded"):

@@ -196,7 +196,9 @@ def _change_line(e: dict[str, Any], cites: Citations) -> str:
         props = (e.get("after") or e.get("before") or {}).get("props") or {}
         start = str(props.get("handle") or "") if e.get("type") in OWNER_EDGES else ""
         start = start if "@" in start else str(e.get("from"))
-        return (f"{e.get('change')} {start} -{e.get('type')}-> {e.get('to')}"
+        rule = str(props.get("pattern") or "") if e.get("type") in OWNER_EDGES else ""
+        rule = f" (rule {rule})" if rule and e.get("change") != "changed" else ""
+        return (f"{e.get('change')} {start} -{e.get('type')}-> {e.get('to')}{rule}"
                 f"{what_changed(e)}{at}{ref}")
     stated = [str(r).rsplit("|", 1)[-1] for r in (e.get("after") or {}).get("attribute_refs")
               or []] if e.get("change") == "changed" else []

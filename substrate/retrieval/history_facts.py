@@ -221,7 +221,8 @@ async def when_results(ctx: SearchContext, fused: list[Hit],
             return {**results, "value_history": switched}
     if facts:
         return results
-    named = any(s["label"] in FIRST_SEEN_LABELS for s in ctx.seeds)
+    named = any(s["label"] in FIRST_SEEN_LABELS and s["label"] != "DecisionNode"
+                for s in ctx.seeds)  # an ADR is linked by a fuzzy name, not named
     added = await file_first_seen(ctx, named)
     if added is not None:
         return {**results, "file_history": added}

@@ -133,6 +133,7 @@ def test_owners_in_a_window_are_named_as_their_ownership_file_writes_them() -> N
             "hop": {"type": "OWNS", "evidence_ref": ".github/CODEOWNERS#L4@a775d7e"}}
     cites = c.Citations()
     assert c._change_line(team, cites).startswith("added Team @cisagov/dotgov in a775d7e3")
-    assert c._change_line(owns, cites).startswith("added @abroddrick -OWNS-> service:app")
+    assert c._change_line(owns, cites).startswith(
+        "added @abroddrick -OWNS-> service:app (rule *) in a775d7e3")
     calls = {**owns, "type": "CALLS", "after": {"props": {"handle": "@x"}}}
     assert c._change_line(calls, cites).startswith("added dev:abroddrick -CALLS->")

@@ -4,7 +4,8 @@
   ``/memory/payment``) and of ``/search`` for one question of each use case RSN-UC-01..08,
   ``REPEATS`` timed requests each (after ``WARMUP`` untimed ones), over HTTP keep-alive;
 * the same Cypher run directly through the driver — the template the endpoint runs, rendered
-  by ``CypherLibrary`` with the endpoint's parameters — and the gateway's overhead as the
+  by ``CypherLibrary`` with the endpoint's parameters, each run right after one gateway
+  request (side by side, so load swings hit both alike) — and the gateway's overhead as the
   ratio of the two p50s (the gateway also authenticates, rate-limits, scopes the read from
   its in-process snapshot clock, looks the answer up in the cache and stores it, and builds
   the evidence bundle and confidence block; /memory also ranks the items);
@@ -60,7 +61,7 @@ from substrate.settings import Settings
 from tests.bench.stats import latency
 
 TENANT = "acme"
-REPEATS = 30
+REPEATS = int(os.environ.get("BENCH_ENDPOINTS_REPEATS", "30"))
 WARMUP = 3
 AUTH_REPEATS = 300
 ENTRY_PREFIX = tenant_prefix(TENANT) + "e:"  # substrate.cache.cache_key's entries, nothing else
@@ -176,6 +177,38 @@ def driver_samples(settings: Settings, template: str, ctx: dict[str, Any],
     return samples, rows
 
 
+def side_by_side(settings: Settings, send: Callable[[], httpx.Response], guard: CacheGuard,
+                 template: str, ctx: dict[str, Any], params: dict[str, Any]
+                 ) -> tuple[list[float], list[float], int]:
+    """Gateway and driver samples taken alternately (one request, then the same template
+    through the driver), so that a change in the machine's load affects both alike."""
+    scope = asyncio.run(resolve_scope(settings, TENANT))
+    query = CypherLibrary.load().text(template, **ctx)
+    driver = neo4j_driver(settings)
+    http_ms: list[float] = []
+    driver_ms: list[float] = []
+    rows = 0
+    try:
+        for i in range(WARMUP + REPEATS):
+            t = time.perf_counter()
+            response = send()
+            elapsed = (time.perf_counter() - t) * 1000
+            if response.status_code != 200:
+                raise RuntimeError(f"{response.request.url}: {response.status_code}")
+            guard.after(response.json(), timed=i >= WARMUP)
+            t = time.perf_counter()
+            records, _, _ = driver.execute_query(query, {**scope.params(), **params},
+                                                 routing_="r")
+            drv = (time.perf_counter() - t) * 1000
+            rows = len(records)
+            if i >= WARMUP:
+                http_ms.append(elapsed)
+                driver_ms.append(drv)
+    finally:
+        driver.close()
+    return http_ms, driver_ms, rows
+
+
 def _jwt_settings(settings: Settings, folder: Path) -> tuple[Settings, str]:
     """Settings reading a JWKS file with a fresh RSA key, and a token it signed."""
     private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -244,9 +277,9 @@ def run() -> dict[str, Any]:
     direct, search = [], []
     with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
         for path, template, ctx, params, uc, target in DIRECT:
-            http = percentiles(timed_requests(lambda p=path: client.get(p), guard))  # type: ignore[misc]
-            cypher, rows = driver_samples(settings, template, ctx, params)
-            drv = percentiles(cypher)
+            gateway_ms, cypher, rows = side_by_side(
+                settings, lambda p=path: client.get(p), guard, template, ctx, params)  # type: ignore[misc]
+            http, drv = percentiles(gateway_ms), percentiles(cypher)
             direct.append({
                 "endpoint": path, "use_case": uc, "gateway": http,
                 "driver_same_cypher": {**drv, "template": template, "rows": rows},

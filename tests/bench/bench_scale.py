@@ -93,18 +93,21 @@ Raw = tuple[str, dict[str, Any], dict[str, Any]]  # template, Jinja context, par
 
 
 def direct_endpoints(org: Org, svc: str | None = None) -> list[tuple[str, Request, Raw]]:
-    """(endpoint, request, the endpoint's main template through the driver)."""
+    """(endpoint, request, the endpoint's main template through the driver; the three
+    service endpoints are one round trip: their whole query)."""
     lm = org.landmarks
     s = svc or lm["owned_service"]
     at = lm["incident_date"][:19] + "Z"
     return [
         ("/dependencies", ("GET", f"/dependencies/{s}", None),
-         ("retrieval/dependencies", DEPENDENCY_CTX,
-          {"ceid": s, "min_weight": 0.0, "include_inferred": False, "limit": 101})),
+         ("retrieval/direct_dependencies", DEPENDENCY_CTX,
+          {"ceid": s, "name": name(s), "min_weight": 0.0, "include_inferred": False,
+           "limit": 101})),
         ("/ownership", ("GET", f"/ownership/{s}", None),
-         ("retrieval/ownership", {}, {"ceid": s})),
+         ("retrieval/direct_ownership", {"label": "Service"}, {"ceid": s, "name": name(s)})),
         ("/memory", ("GET", f"/memory/{s}", None),
-         ("retrieval/memory", {}, {"ceid": s, "limit": 21})),
+         ("retrieval/direct_memory", {"label": "Service"},
+          {"ceid": s, "name": name(s), "limit": 21})),
         ("/temporal", ("GET", f"/temporal?at={at}&service={s}&depth=1", None),
          ("temporal/state_rels", {"service": True, "label": "Entity", "types": [], "depth": 1,
                                   "count": False},

@@ -12,13 +12,14 @@ without a trailing slash, ``kind`` ``folder`` or ``file``) is made for:
 * every *module folder* no service is linked to: a folder holding a build file (see
   :mod:`layout`) or the top folder of a Python package (``__init__.py`` with none in the
   parent folder; ``src/registrar``, ``backend/audit``), outside tests and vendored code; its
-  ``name`` is the folder's name, its evidence the first line of its README, ``__init__.py``,
-  build file or first file.
+  ``name`` is the folder's name, its evidence the first line of its README or non-empty
+  ``__init__.py``, else the line of the CODEOWNERS rule covering it (a folder with none of
+  these is left out: evidence only comes from files a history replay watches).
 
 Each module is ``PART_OF`` the repository and is owned like a service (:func:`gitrepo.ownership`
 runs every ownership convention over it): CODEOWNERS rules (catch-all included, last match
-wins, per GitLab section), ``OWNERS`` files, component maps with path keys. Only presence of
-``__init__.py`` and build files counts (see :mod:`path_filter`).
+wins, per GitLab section), ``OWNERS`` files, component maps with path keys. The presence of
+build files and the content of ``__init__.py`` files count (see :mod:`path_filter`).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from substrate.connectors.codeowners import find_codeowners, parse_codeowners
+from substrate.connectors.codeowners import Rule, find_codeowners, parse_codeowners, winning_rules
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.layout import ModuleFolders, is_build_path
+from substrate.connectors.layout import ModuleFolders
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, slug
 
 _WILDCARD = re.compile(r"[*?\[\]]")
@@ -82,50 +83,47 @@ class Module:
     ref: str
 
 
-def _proof(snap: GitSnapshot, folder: str, first: str) -> str:
-    """The first line of a non-empty file of ``folder`` (README, ``__init__.py``, ``first``,
-    then any file directly in it): a ref that resolves to a line."""
-    direct = [p for p in snap.files() if posixpath.dirname(p) == folder]
-    order = [f"{folder}/README.md", f"{folder}/{PACKAGE_MARKER}", first, *direct]
-    candidates = [p for p in dict.fromkeys(order) if snap.exists(p)]
-    snap.preload(candidates)
-    # then files deeper in it (a package whose only direct file is an empty __init__.py):
-    # an empty file has no line 1 to cite (issue 9: every ref resolves)
-    deeper = [p for p in snap.files() if p.startswith(f"{folder}/") and p not in candidates]
-    for path in [*candidates, *deeper[:_DEEPER_FILES]]:
-        if snap.read(path).strip():
-            return snap.ref(path, next(i for i, line in enumerate(
-                snap.read(path).splitlines(), start=1) if line.strip()))
-    return snap.ref(first, 1)
+def _proof(snap: GitSnapshot, folder: str, rules: list[Rule], rules_path: str | None,
+           ) -> str | None:
+    """The line proving a module folder, from files a history replay watches (so a replay that
+    skips commits yields the same ref): its README's first line, else its non-empty
+    ``__init__.py``'s, else the line of the ownership rule covering it; None: no such line."""
+    for path in (f"{folder}/README.md", f"{folder}/{PACKAGE_MARKER}"):
+        if snap.exists(path):
+            lines = snap.read(path).splitlines()
+            first = next((i for i, line in enumerate(lines, start=1) if line.strip()), None)
+            if first is not None:
+                return snap.ref(path, first)
+    won = winning_rules(rules, folder)
+    if won and rules_path is not None:
+        return snap.ref(rules_path, won[-1].line)
+    return None
 
 
-def _rule_modules(snap: GitSnapshot) -> list[Module]:
-    path = find_codeowners(snap)
-    if path is None:
-        return []
+def _rule_modules(snap: GitSnapshot, rules: list[Rule], rules_path: str | None) -> list[Module]:
     out = []
-    for rule in parse_codeowners(snap.read(path)):
+    for rule in rules:
         named = rule_path(rule.pattern)
-        if named is not None:
+        if named is not None and rules_path is not None:
             kind = "file" if snap.exists(named) else "folder"
             out.append(Module(named, rule.pattern, kind, "CODEOWNERS",
-                              snap.ref(path, rule.line)))
+                              snap.ref(rules_path, rule.line)))
     return out
 
 
-def _folder_modules(snap: GitSnapshot) -> list[Module]:
+def _folder_modules(snap: GitSnapshot, rules: list[Rule], rules_path: str | None,
+                    ) -> list[Module]:
     files = snap.files()
     out = [Module(posixpath.dirname(p), posixpath.basename(posixpath.dirname(p)), "folder",
                   "OWNERS", snap.ref(p, 1))
            for p in files if posixpath.basename(p) == "OWNERS" and "/" in p]
-    builds = {f: next(p for p in files if posixpath.dirname(p) == f and is_build_path(p))
-              for f in ModuleFolders(snap).names if not _skipped(f)}
-    for folder, build in sorted(builds.items()):
-        out.append(Module(folder, posixpath.basename(folder), "folder", "build file",
-                          _proof(snap, folder, build)))
-    for folder in sorted(package_roots(files) - set(builds)):
-        out.append(Module(folder, posixpath.basename(folder), "folder", "python package",
-                          _proof(snap, folder, f"{folder}/{PACKAGE_MARKER}")))
+    builds = {f for f in ModuleFolders(snap).names if not _skipped(f)}
+    found = [(f, "build file") for f in sorted(builds)]
+    found += [(f, "python package") for f in sorted(package_roots(files) - builds)]
+    for folder, via in found:
+        ref = _proof(snap, folder, rules, rules_path)
+        if ref is not None:
+            out.append(Module(folder, posixpath.basename(folder), "folder", via, ref))
     return out
 
 
@@ -136,7 +134,10 @@ def module_batch(snap: GitSnapshot, service_dirs: dict[str, str], repository: st
     claimed = {d.strip("/") for d in service_dirs.values()}
     batch = GraphBatch()
     paths: dict[str, str] = {}
-    for module in [*_rule_modules(snap), *_folder_modules(snap)]:
+    rules_path = find_codeowners(snap)
+    rules = parse_codeowners(snap.read(rules_path)) if rules_path is not None else []
+    found = [*_rule_modules(snap, rules, rules_path), *_folder_modules(snap, rules, rules_path)]
+    for module in found:
         if module.path in claimed:
             continue
         cid = module_ceid(module.path)

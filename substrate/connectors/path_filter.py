@@ -77,7 +77,7 @@ READERS: tuple[Reader, ...] = (
     Reader("catalog", is_catalog_path, "**/catalog-info*.y(a)ml, **/*.backstage.y(a)ml"),
     Reader("build files", is_build_path, "**/Dockerfile*, pom.xml, package.json, go.mod, ...",
            presence_only=True),
-    Reader("python packages", is_package_marker, "**/__init__.py", presence_only=True),
+    Reader("python packages", is_package_marker, "**/__init__.py"),
     Reader("readme", is_readme_path, "<folder>/**/README.md"),
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
     Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),

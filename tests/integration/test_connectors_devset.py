@@ -241,9 +241,10 @@ def test_fac_rule_paths_are_owned_modules(
         assert line_of(repo, owners["team:fac-admins"]["evidence_ref"]) == \
             f"{pattern} @GSA-TTS/FAC-admins"
         assert ("PART_OF" in {t for (src, t, _) in found if src == module})
-    audit = entities["module:backend-audit"]  # a Django app no service claims, no rule covers
-    assert (audit["path"], audit["via"]) == ("backend/audit", "python package")
-    assert not owners_of(found, "module:backend-audit")
+    app = entities["module:backend-dissemination"]  # a Django app no rule covers (README)
+    assert (app["path"], app["via"]) == ("backend/dissemination", "python package")
+    assert not owners_of(found, "module:backend-dissemination")
+    assert "module:backend-audit" not in entities  # no README, empty __init__.py, no rule
     with gateway(stack, headers={"X-Tenant": tenant}, timeout=60) as api:
         body = api.post("/search", json={"query": "Who owns the production Terraform?"}).json()
         assert "@GSA-TTS/FAC-admins" in body["answer"], body["answer"]

@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import nats
 import psycopg
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
@@ -33,6 +32,7 @@ from substrate.cache import CacheUnavailable, QueryCache
 from substrate.graph import snapshots
 from substrate.graph.events import STREAM, SUBJECT, ensure_stream, stream_replicas
 from substrate.graph.ontology import Ontology
+from substrate.nats_follow import Follower, connect_once
 from substrate.observability.metrics import INVALIDATION_LAG
 from substrate.settings import Settings
 
@@ -40,10 +40,8 @@ log = logging.getLogger(__name__)
 
 DURABLE_PREFIX = "substrate-cache"
 FETCH_WAIT_S = 2.0  # a pull waits this long for the next event
-BACKOFF_S = (0.2, 2.0)  # first and longest wait between reconnects
 ACK_WAIT_S = 10  # a replica that died holding an event: another gets it after this
 REDELIVER_DELAY_S = 1.0
-CONNECT_TIMEOUT_S = 5.0
 
 
 def durable_name(settings: Settings) -> str:
@@ -91,41 +89,31 @@ class CacheInvalidator:
         self.cache = cache
         self.durable = durable_name(settings)
         self.stats = InvalidationStats()
-        self._task: asyncio.Task[None] | None = None
+        # every failure (NATS down, stream gone) waits and reconnects
+        self._follower = Follower("cache-invalidator", self._follow, self._failed)
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self.run(), name="cache-invalidator")
+        self._follower.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._follower.stop()
 
-    async def run(self) -> None:
-        """Consume forever; every failure (NATS down, stream gone) waits and reconnects."""
-        wait = BACKOFF_S[0]
-        while True:
-            try:
-                await self._consume()
-            except Exception as exc:  # noqa: BLE001 - any failure: back off and reconnect
-                self.stats.last_error = f"{type(exc).__name__}: {exc}"
-            if self.stats.connected:  # it was up: try again soon, then back off
-                wait = BACKOFF_S[0]
-            self.stats.connected = False
-            self.stats.reconnects += 1
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, BACKOFF_S[1])
+    async def _follow(self) -> bool:
+        """One connection's life: True when it had come up (the next one starts soon)."""
+        try:
+            await self._consume()
+        except Exception as exc:  # noqa: BLE001 - reported here, the follower reconnects
+            self._failed(exc)
+        came_up = self.stats.connected
+        self.stats.connected = False
+        self.stats.reconnects += 1
+        return came_up
+
+    def _failed(self, exc: BaseException) -> None:
+        self.stats.last_error = f"{type(exc).__name__}: {exc}"
 
     async def _consume(self) -> None:
-        # nats-py retries a refused first connect forever with max_reconnect_attempts=0
-        # and for minutes with the default; one retry, then NoServersError (this loop backs
-        # off); allow_reconnect=False: a dropped connection closes and this loop reconnects
-        nc = await asyncio.wait_for(nats.connect(
-            self.settings.nats_servers, connect_timeout=2, allow_reconnect=False,
-            max_reconnect_attempts=1, reconnect_time_wait=0.05, error_cb=self._on_error,
-        ), timeout=CONNECT_TIMEOUT_S)
+        nc = await connect_once(self.settings, self._on_error)
         try:
             js = nc.jetstream()
             await ensure_stream(js, stream_replicas(nc))

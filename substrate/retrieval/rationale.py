@@ -183,17 +183,18 @@ def statement(found: list[Sentence]) -> Sentence | None:
 
 
 def select(found: list[Sentence], ranked: list[Sentence], most: int = QUOTES) -> list[Sentence]:
-    """The quotes, in document order: the decision as stated, the two best-ranked forces
-    (Context, drivers, considerations, pros, listed reasons), the best-ranked reason the
-    Decision gives, then the best-ranked others; a lead-in alone and a question are never
-    quoted."""
+    """The quotes, in document order: the decision as stated (else the best-ranked Decision
+    sentence), the best-ranked force (Context, drivers, considerations, pros, listed
+    reasons), the Decision's best-ranked other sentence, the next force, then the
+    best-ranked others; a lead-in alone and a question are never quoted."""
     usable = [s for s in ranked if not lead_in(s) and not s.text.rstrip().endswith("?")]
-    first = statement(found)
+    decided = [s for s in usable if s.section in DECISION_SECTIONS]
+    first = statement(found) or next(iter(decided), None)
     chosen = [first] if first is not None else []
     forces = [s for s in usable if is_force(s) and s not in chosen]
-    chosen += forces[:2]
-    chosen += [s for s in usable if is_reason(s) and s not in chosen][:1]
-    chosen += [s for s in forces if s not in chosen][:most - len(chosen)]
+    chosen += forces[:1]
+    chosen += [s for s in decided if s not in chosen][:1]  # the Decision's best other line
+    chosen += [s for s in forces if s not in chosen][:1]
     chosen += [s for s in usable if s not in chosen][:most - len(chosen)]
     return sorted(chosen[:most], key=lambda s: s.line)
 

@@ -58,9 +58,10 @@ def test_the_quotes_state_the_decision_its_forces_and_a_reason() -> None:
     found = sentences(ADR, 1, "File uploads")
     worst_first = list(reversed(found))  # the ranking alone would quote the Consequences
     quotes = select(found, worst_first)
-    assert [q.section for q in quotes] == ["Context", "Decision", "Decision", "Decision"]
+    assert len(quotes) == 4
+    assert sum(is_force(q) for q in quotes) >= 2  # the best-ranked forces (listed reasons)
     texts = [q.text for q in quotes]
-    assert texts[1].startswith("We will use Amazon S3")  # a lead-in, but the statement
+    assert any(t.startswith("We will use Amazon S3") for t in texts)  # a lead-in, stated
     assert "How will we store them?" not in texts
     assert "The storage needs to accommodate the following:" not in texts
     assert [q.line for q in quotes] == sorted(q.line for q in quotes)

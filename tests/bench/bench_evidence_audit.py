@@ -25,6 +25,7 @@ if __package__ in (None, ""):  # run as a file: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from substrate.settings import PROJECT_ROOT, Settings
+from tests.bench.bench_ingest import delete_tenant
 from tests.support import devset
 
 CLI = PROJECT_ROOT / ".substrate" / "venv" / "bin" / "substrate"
@@ -56,9 +57,7 @@ def one(settings: Settings, name: str, until: str | None) -> dict[str, Any]:
         audit = json.loads(done.stdout)  # the replay's source and its rename links
         report = {k: audit[k] for k in ("refs", "resolved", "share", "sources")}
     finally:
-        with driver.session() as session:  # an implicit transaction: batches of deletes
-            session.run("MATCH (n {tenant_id: $t}) CALL (n) { DETACH DELETE n } "
-                        "IN TRANSACTIONS OF 5000 ROWS", t=tenant).consume()
+        delete_tenant(settings, driver, tenant)
         driver.close()
     return {"repo": name, "until": until, "commits": len(results),
             "replay_seconds": round(replay_s, 1), "renames": renames, **report}

@@ -85,8 +85,14 @@ def handle(owner: dict[str, Any]) -> str:
     return written if written.startswith("@") or "@" in written else name(owner)
 
 
+def _subject(entity: dict[str, Any] | None) -> str:
+    """A module (a path) by its name and path when they differ: "registrar (src/registrar/)"."""
+    label, path = name(entity), str((entity or {}).get("path") or "").strip("/")
+    return f"{label} ({path}/)" if path and path not in label else label
+
+
 def owners(fact: dict[str, Any], cites: Citations) -> str:
-    subject = name(fact.get("subject"))
+    subject = _subject(fact.get("subject"))
     lines = []
     for owner in fact.get("owners") or []:
         claims = owner.get("claims") or []
@@ -97,8 +103,12 @@ def owners(fact: dict[str, Any], cites: Citations) -> str:
         defined = "".join(cites.cite({"evidence_ref": ref, "type": "DEFINED", "from": subject,
                                       "to": subject, "source": "git"})
                           for ref in (fact.get("defined_at") or [])[:1])
+        checked = "".join(cites.cite({"evidence_ref": ref, "type": "RULE", "from": subject,
+                                      "to": subject, "source": "git"})
+                          for ref in fact.get("rules_checked") or [])
         return (f"No owner is recorded for {subject}{defined}: no OWNS or PRIMARY_OWNER edge "
-                "reaches it (checked CODEOWNERS rules, ownership files and declared owners).")
+                f"reaches it (checked CODEOWNERS rules{checked}, ownership files and declared "
+                "owners).")
     text = f"{subject} is owned by " + listing(lines, "nobody recorded") + "."
     return text + (f" Note: {fact['note']}." if fact.get("note") else "")
 

@@ -107,7 +107,8 @@ def drain_outbox(settings: Settings, tenant: str | None = None) -> int:
         if not pending:
             return 0
         events = [
-            {"snapshot_version": v, "tenant_id": t, "changed_ids": snapshots.changed_ids(conn, v)}
+            {"snapshot_version": v, "tenant_id": t, "changed_ids": snapshots.changed_ids(conn, v),
+             "bookmarks": snapshots.bookmarks(conn, v)}  # Neo4j's, for read-your-writes
             for v, t in pending
         ]
         asyncio.run(asyncio.wait_for(_publish(settings, events), PUBLISH_DEADLINE))

@@ -8,6 +8,7 @@ Every function runs in the caller's connection; the caller holds the writers' lo
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -54,16 +55,18 @@ def pending(conn: psycopg.Connection[Any]) -> list[Intent]:
     return [Intent(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
 
-def complete(conn: psycopg.Connection[Any], version: int, *, reconciled: bool = False) -> bool:
+def complete(conn: psycopg.Connection[Any], version: int, *, reconciled: bool = False,
+             bookmarks: Sequence[str] = ()) -> bool:
     """In one transaction: the intent becomes the snapshot row, its change log and an
-    ``snapshot.commit`` audit entry; the intent is deleted. False if there was no intent."""
+    ``snapshot.commit`` audit entry; the intent is deleted. False if there was no intent.
+    ``bookmarks``: the Neo4j bookmarks of the write (its ``graph.updated`` event carries them)."""
     with conn.transaction():
         row = conn.execute(
             "INSERT INTO snapshots (version, tenant_id, valid_at, source, content_hash, "
-            "changed_nodes, changed_edges, note) SELECT version, tenant_id, valid_at, source, "
-            "content_hash, changed_nodes, changed_edges, note FROM write_intents "
-            "WHERE version = %s RETURNING tenant_id, source, content_hash, changed_nodes, "
-            "changed_edges", (version,),
+            "changed_nodes, changed_edges, note, neo4j_bookmarks) SELECT version, tenant_id, "
+            "valid_at, source, content_hash, changed_nodes, changed_edges, note, %s::text[] "
+            "FROM write_intents WHERE version = %s RETURNING tenant_id, source, content_hash, "
+            "changed_nodes, changed_edges", (list(bookmarks), version),
         ).fetchone()
         if row is None:
             return False

@@ -98,5 +98,12 @@ def changed_ids(conn: psycopg.Connection[Any], version: int) -> list[str]:
     return sorted(str(r[0]) for r in rows)
 
 
+def bookmarks(conn: psycopg.Connection[Any], version: int) -> list[str]:
+    """The Neo4j bookmarks of the write that made snapshot ``version`` (empty: unknown)."""
+    row = conn.execute("SELECT neo4j_bookmarks FROM snapshots WHERE version = %s",
+                       (version,)).fetchone()
+    return [str(b) for b in row[0]] if row and row[0] else []
+
+
 def mark_published(conn: psycopg.Connection[Any], version: int) -> None:
     conn.execute("UPDATE snapshots SET published = true WHERE version = %s", (version,))

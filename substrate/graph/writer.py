@@ -103,10 +103,10 @@ class GraphWriter:
                 embeddings = self._embed([n for n in nodes if n.ceid in touched])
                 self._record_model(conn, embeddings)
             faults.point("after_intent")
-            self._write_neo4j_marked(conn, tenant, source, version, valid_at, digest, changes,
-                                     embeddings)
+            bookmarks = self._write_neo4j_marked(conn, tenant, source, version, valid_at,
+                                                 digest, changes, embeddings)
             faults.point("after_neo4j_commit")
-            if not intents.complete(conn, version):
+            if not intents.complete(conn, version, bookmarks=bookmarks):
                 raise Unavailable("the write's intent was reconciled away while its Neo4j "
                                   "transaction ran", {"snapshot_version": version})
             faults.point("after_snapshot")
@@ -120,11 +120,13 @@ class GraphWriter:
         self, conn: psycopg.Connection[Any], tenant: str, source: str, version: int,
         valid_at: datetime, digest: str, changes: d.ChangeSet,
         embeddings: dict[str, list[float]],
-    ) -> None:
-        """The Neo4j transaction; on failure settle the intent now (mark present: complete
-        it; absent: discard it), or leave it to the reconciler when Neo4j cannot tell."""
+    ) -> list[str]:
+        """The Neo4j transaction (returns its bookmarks); on failure settle the intent now
+        (mark present: complete it; absent: discard it), or leave it to the reconciler when
+        Neo4j cannot tell."""
         try:
-            self._write_neo4j(tenant, source, version, valid_at, digest, changes, embeddings)
+            return self._write_neo4j(tenant, source, version, valid_at, digest, changes,
+                                     embeddings)
         except Exception:
             with contextlib.suppress(Exception):
                 reconcile_locked(conn, self.driver, self.cypher)
@@ -334,7 +336,9 @@ class GraphWriter:
     def _write_neo4j(
         self, tenant: str, source: str, version: int, valid_at: datetime, digest: str,
         changes: d.ChangeSet, embeddings: dict[str, list[float]],
-    ) -> None:
+    ) -> list[str]:
+        """Run the write; its bookmarks (raw values) go into the snapshot's ``graph.updated``
+        event, so other processes' routed reads at this snapshot wait for it too."""
         from substrate.graph.neo4j_write import WritePlan
 
         plan = WritePlan(self.cypher, self.ontology, tenant, source, version, valid_at, MAXV)
@@ -349,6 +353,7 @@ class GraphWriter:
         with self.driver.session(
                 bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
             session.execute_write(work)
+            return sorted(session.last_bookmarks().raw_values)
 
 
 def embedding_text(node: NodeRecord) -> str:

@@ -9,6 +9,7 @@ from neo4j import AsyncDriver
 from substrate.cypher import CypherLibrary
 from substrate.observability.metrics import CYPHER_SECONDS
 from substrate.observability.tracing import NEO4J, TRACER
+from substrate.retrieval.bookmarks import ReadBookmarks
 from substrate.retrieval.scope import ReadScope
 
 
@@ -16,6 +17,7 @@ class GraphReader:
     def __init__(self, driver: AsyncDriver, cypher: CypherLibrary) -> None:
         self.driver = driver
         self.cypher = cypher
+        self.bookmarks = ReadBookmarks()  # a scope's snapshot bookmarks, when it has them
 
     async def rows(self, template_name: str, scope: ReadScope, ctx: dict[str, Any] | None = None,
                    **params: Any) -> list[dict[str, Any]]:
@@ -25,8 +27,7 @@ class GraphReader:
                 **NEO4J, "db.operation.name": template_name,
                 "substrate.template_version": template.version}) as span, \
                 CYPHER_SECONDS.labels(template_name).time():
-            records, _, _ = await self.driver.execute_query(
-                query, {**scope.params(), **params}, routing_="r"
-            )
+            records = await self.bookmarks.execute(
+                self.driver, query, {**scope.params(), **params}, scope.bookmarks)
             span.set_attribute("db.response.returned_rows", len(records))
         return [r.data() for r in records]

@@ -32,6 +32,9 @@ class ReadScope:
     # None: no jurisdiction restriction; else only elements whose ``jurisdiction`` is unset
     # or one of these (cypher/_macros.j2 ``in_jurisdiction``)
     jurisdictions: tuple[str, ...] | None = None
+    # unpinned reads: the Neo4j bookmarks of the tenant's newest snapshot when this process
+    # knows them (its graph.updated event): a routed read waits until its member has them
+    bookmarks: tuple[str, ...] = ()
 
     def params(self) -> dict[str, Any]:
         return {"tenant": self.tenant, "v": self.version, "clearance": list(self.clearance),

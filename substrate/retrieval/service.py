@@ -56,7 +56,8 @@ class ReadService:
                                         open=False, timeout=PG_ACQUIRE_S, kwargs=PG_DEADLINES)
         await self.pool.open()
         if snapshot_clock:
-            self.clock = SnapshotClock(self.settings, self._latest_versions)
+            self.clock = SnapshotClock(self.settings, self._latest_versions,
+                                       reads=self.reader.bookmarks.stats)
             self.clock.start()
 
     async def _latest_versions(self, tenants: list[str]) -> tuple[int, dict[str, int]]:
@@ -100,7 +101,8 @@ class ReadService:
             versions = self.clock.read(name)
             if versions is not None:  # the hot path: no PostgreSQL round trip
                 if unpinned:
-                    return latest_scope(name, *versions, clearance, jurisdictions)
+                    return self._after_write(latest_scope(name, *versions, clearance,
+                                                          jurisdictions))
                 if type(snapshot_version) is int and 1 <= snapshot_version <= versions[0]:
                     return replace(latest_scope(name, snapshot_version, 0, clearance,
                                                 jurisdictions), pinned=True, tenant_version=None)
@@ -110,7 +112,15 @@ class ReadService:
                                         self.pool, jurisdictions)
         if unpinned and self.clock is not None and scope.tenant_version is not None:
             self.clock.learn(name, scope.version, scope.tenant_version)
+            return self._after_write(scope)
         return scope
+
+    def _after_write(self, scope: ReadScope) -> ReadScope:
+        """An unpinned scope with the bookmarks of its tenant's newest snapshot (when the
+        clock has them): cross-process read-your-writes on a Neo4j cluster."""
+        assert self.clock is not None and scope.tenant_version is not None
+        found = self.clock.bookmarks_for(scope.tenant, scope.tenant_version)
+        return replace(scope, bookmarks=found) if found else scope
 
     async def search(self, query: str, scope: ReadScope, options: SearchOptions,
                      emit: Emit = _no_emit) -> dict[str, Any]:

@@ -14,6 +14,10 @@ The clock answers only while it is live: subscribed, and refreshed within ``STAL
 Otherwise (NATS down, PostgreSQL refresh failing, a tenant not seen yet) :meth:`read` says
 None and the caller resolves the scope in PostgreSQL as before, and tells the clock what it
 found (:meth:`learn`), so the next read of that tenant is in memory.
+
+An event also carries the Neo4j bookmarks of the snapshot's write: the clock keeps those of
+each tenant's newest snapshot (:meth:`bookmarks_for`), and reads at that snapshot pass them
+(:mod:`substrate.retrieval.bookmarks`), so on a cluster a lagging member waits for the write.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from nats.aio.msg import Msg
 
 from substrate.graph.events import SUBJECT
 from substrate.nats_follow import Follower, connect_once
+from substrate.retrieval.bookmarks import BookmarkStats
 from substrate.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -52,11 +57,12 @@ class ClockStats:
     fallbacks: int = 0  # scopes resolved in PostgreSQL (not live, or a tenant not seen yet)
     last_event_version: int | None = None
     last_error: str | None = None
+    events_with_bookmarks: int = 0
 
 
 class SnapshotClock:
     def __init__(self, settings: Settings, refresh: Refresh,
-                 refresh_s: float = REFRESH_S) -> None:
+                 refresh_s: float = REFRESH_S, reads: BookmarkStats | None = None) -> None:
         self.settings = settings
         self._refresh = refresh
         self.refresh_s = refresh_s
@@ -64,6 +70,8 @@ class SnapshotClock:
         self.latest = 0
         self.tenants: dict[str, int] = {}
         self.stats = ClockStats()
+        self.bookmarks: dict[str, tuple[int, tuple[str, ...]]] = {}  # tenant: (version, raw)
+        self.reads = reads  # the reads that passed them (shown with the clock's stats)
         self._refreshed_at = float("-inf")  # monotonic time of the last good refresh
         self._follower = Follower("snapshot-clock", self._follow, self._failed)
         self._nc: NatsClient | None = None  # set while subscribed
@@ -90,8 +98,18 @@ class SnapshotClock:
         self.latest = max(self.latest, latest)
         self.tenants[tenant] = max(self.tenants.get(tenant, 0), tenant_latest)
 
-    def observe(self, tenant: str, version: int) -> None:
-        """A ``graph.updated`` event: snapshot ``version`` of ``tenant`` committed."""
+    def bookmarks_for(self, tenant: str, version: int) -> tuple[str, ...]:
+        """The bookmarks of ``tenant``'s snapshot ``version`` if it is the newest event's
+        (else empty: read as without a bookmark)."""
+        known = self.bookmarks.get(tenant)
+        return known[1] if known is not None and known[0] == version else ()
+
+    def observe(self, tenant: str, version: int, bookmarks: tuple[str, ...] = ()) -> None:
+        """A ``graph.updated`` event: snapshot ``version`` of ``tenant`` committed (by a
+        write whose Neo4j ``bookmarks`` the event carries)."""
+        if version >= self.bookmarks.get(tenant, (0, ()))[0]:
+            self.bookmarks[tenant] = (version, bookmarks)
+        self.stats.events_with_bookmarks += bool(bookmarks)
         # versions are one increasing sequence and every event since the subscription
         # reaches this process, so the newest event of a tenant is its newest snapshot
         self.latest = max(self.latest, version)
@@ -101,7 +119,8 @@ class SnapshotClock:
 
     def to_dict(self) -> dict[str, Any]:
         return {"live": self.live, "latest": self.latest, "tenants": len(self.tenants),
-                "refresh_s": self.refresh_s, **asdict(self.stats)}
+                "refresh_s": self.refresh_s, **asdict(self.stats),
+                "bookmarked_reads": None if self.reads is None else asdict(self.reads)}
 
     # --- keeping it current --------------------------------------------------------------
     def start(self) -> None:
@@ -154,6 +173,9 @@ class SnapshotClock:
     async def _on_event(self, msg: Msg) -> None:
         try:
             event = json.loads(msg.data)
-            self.observe(str(event["tenant_id"]), int(event["snapshot_version"]))
+            marks = event.get("bookmarks")
+            marks = marks if isinstance(marks, list) else []
+            self.observe(str(event["tenant_id"]), int(event["snapshot_version"]),
+                         tuple(str(b) for b in marks if isinstance(b, str)))
         except (ValueError, KeyError, TypeError):
             log.warning("snapshot clock: malformed graph.updated event: %r", msg.data[:200])

@@ -1,0 +1,82 @@
+"""Neo4j bookmarks on the read path: read-your-writes across processes on a cluster.
+
+A snapshot is written by another process (the ingest CLI, a connector); its ``graph.updated``
+event carries the Neo4j bookmarks of that write transaction, the snapshot clock remembers them
+per tenant, and an unpinned read at that snapshot passes them here: a routed read on a cluster
+member that has not applied the write yet waits until it has (instead of answering, and
+caching, the old graph as the new snapshot). No bookmark: the read runs as before (with the
+driver's own ``execute_query`` bookmark manager: this process's writes).
+
+A bookmark Neo4j refuses (malformed, of another database, never reached in time) must not
+break reads: the read is re-run without it, the refusal counted, and that bookmark not offered
+again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from neo4j import AsyncDriver, AsyncGraphDatabase, Bookmarks, Record
+from neo4j.exceptions import Neo4jError
+
+REFUSED = frozenset({
+    "Neo.ClientError.Transaction.InvalidBookmark",
+    "Neo.ClientError.Transaction.InvalidBookmarkMixture",
+    "Neo.TransientError.Transaction.BookmarkTimeout",
+})
+MAX_REFUSED = 1024  # refused bookmarks remembered (then forgotten all at once)
+
+
+def fingerprint(bookmarks: Sequence[str]) -> str:
+    """A short digest of raw bookmarks for stats (the raw values look like secrets to the
+    response redactor, and need not be shown)."""
+    return hashlib.sha256("\n".join(sorted(bookmarks)).encode()).hexdigest()[:16]
+
+
+@dataclass
+class BookmarkStats:
+    reads: int = 0  # queries run with a snapshot's bookmarks (and accepted)
+    refused: int = 0  # queries whose bookmarks Neo4j refused: re-run without them
+    last_fingerprint: str | None = None  # of the last accepted read's bookmarks
+    last_refusal: str | None = None
+
+
+class ReadBookmarks:
+    def __init__(self) -> None:
+        self.stats = BookmarkStats()
+        self._refused: set[str] = set()
+
+    def usable(self, bookmarks: Sequence[str]) -> list[str]:
+        return [b for b in bookmarks if b not in self._refused]
+
+    async def execute(self, driver: AsyncDriver, query: str, params: dict[str, Any],
+                      bookmarks: Sequence[str] = ()) -> list[Record]:
+        """Run ``query`` as a routed read, after ``bookmarks`` when given."""
+        usable = self.usable(bookmarks)
+        if not usable:
+            records, _, _ = await driver.execute_query(query, params, routing_="r")
+            return records
+        manager = AsyncGraphDatabase.bookmark_manager(
+            initial_bookmarks=Bookmarks.from_raw_values(usable))
+        try:
+            records, _, _ = await driver.execute_query(query, params, routing_="r",
+                                                       bookmark_manager_=manager)
+        except Neo4jError as exc:
+            if exc.code not in REFUSED:
+                raise
+            self._refuse(usable, f"{exc.code}: {exc.message}")
+            records, _, _ = await driver.execute_query(query, params, routing_="r")
+            return records
+        self.stats.reads += 1
+        self.stats.last_fingerprint = fingerprint(usable)
+        return records
+
+    def _refuse(self, bookmarks: list[str], reason: str) -> None:
+        if len(self._refused) >= MAX_REFUSED:
+            self._refused.clear()
+        self._refused.update(bookmarks)
+        self.stats.refused += 1
+        self.stats.last_refusal = reason[:300]

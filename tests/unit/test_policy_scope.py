@@ -22,7 +22,8 @@ BASE = ReadScope("acme", 40, ("public", "internal"), False, tenant_version=38)
 # every field that changes what a read may see, and a value that differs from BASE's
 VISIBILITY = {"tenant": "globex", "clearance": ("public",), "jurisdictions": ("EU",),
               "pinned": True, "at": "2026-09-01T00:00:00+00:00"}
-NOT_KEYED = {"version", "tenant_version"}  # unpinned: the key survives unrelated writes
+# unpinned: the key survives unrelated writes; bookmarks only make a cluster member wait
+NOT_KEYED = {"version", "tenant_version", "bookmarks"}
 
 
 def test_every_scope_field_is_keyed_or_deliberately_not() -> None:
@@ -36,6 +37,12 @@ def test_each_visibility_field_changes_the_cache_key(name: str, value: Any) -> N
     base = dataclasses.replace(BASE, pinned=True) if name == "at" else BASE  # at: a pin
     other = dataclasses.replace(base, **{name: value})
     assert cache_key("ownership", params, other) != cache_key("ownership", params, base)
+
+
+def test_bookmarks_do_not_change_the_cache_key() -> None:
+    params = {"service_id": "checkout"}
+    marked = dataclasses.replace(BASE, bookmarks=("FB:x",))
+    assert cache_key("ownership", params, marked) == cache_key("ownership", params, BASE)
 
 
 def test_jurisdictions_are_normalised_and_empty_means_unrestricted() -> None:

@@ -1,14 +1,17 @@
 """Each part of THIS stack frozen (SIGSTOP) under a small loopback load: the gateway answers
-(correctly) or says 503 with Retry-After within its deadline, never 500, never hangs past the
-client's patience; readiness says "degraded" while answers are still correct; after the part
-returns, answers come back within seconds and a delayed ``graph.updated`` leaves with no
-later write. Only the parts named in this stack's SUBSTRATE_HOME pid files are touched."""
+(correctly) or says 503 with Retry-After within its deadline (a frozen PostgreSQL sheds only
+the reads that need it: unpinned reads take their snapshot from the in-process snapshot
+clock), never 500, never hangs past the client's patience; readiness says "degraded" while
+answers are still correct; after the part returns, answers come back within seconds and a
+delayed ``graph.updated`` leaves with no later write. Only the parts named in this stack's
+SUBSTRATE_HOME pid files are touched."""
 
 from __future__ import annotations
 
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -91,21 +94,43 @@ def test_redis_frozen_answers_stay_correct_and_readiness_is_degraded(stack: Sett
           f"recovery {recovery_s(stack):.2f} s")
 
 
-@pytest.mark.parametrize("part", ["postgres", "neo4j"])
-def test_a_frozen_store_gives_503_within_the_deadline_and_recovers(
-    stack: Settings, part: str,
-) -> None:
-    with frozen(stack, part):
+def test_a_frozen_neo4j_gives_503_within_the_deadline_and_recovers(stack: Settings) -> None:
+    with frozen(stack, "neo4j"):
         results = load(stack, uncached(12))
         ready = readyz(stack)
     assert_answered_or_shed(results)
     assert 503 in {c for c, _, _ in results}
-    assert ready.status_code == 503 and part in ready.json()["error"]["message"]
+    assert ready.status_code == 503 and "neo4j" in ready.json()["error"]["message"]
     took = recovery_s(stack)
-    print(f"{part} frozen: codes {sorted({c for c, _, _ in results})}, slowest answer "
+    print(f"neo4j frozen: codes {sorted({c for c, _, _ in results})}, slowest answer "
           f"{max(t for _, t, _ in results):.1f} s, recovery {took:.2f} s")
     after = load(stack, uncached(4))
     assert {c for c, _, _ in after} == {200}
+
+
+def test_a_frozen_postgres_leaves_unpinned_reads_answered_and_pinned_ones_shed(
+    stack: Settings,
+) -> None:
+    """An unpinned read resolves its snapshot from the gateway's snapshot clock (no
+    PostgreSQL per request): it is answered, correctly; a read pinned to a time needs
+    PostgreSQL to find that snapshot: 503 with Retry-After within the deadline."""
+    with gateway(stack) as client:
+        before = client.get("/dependencies/checkout").json()["dependencies"]
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # after the newest snapshot
+    pinned = [f"{p}&at={now}" for p in uncached(6)]
+    with frozen(stack, "postgres"):
+        unpinned = load(stack, uncached(8))
+        shed = load(stack, pinned)
+        ready = readyz(stack)
+    assert {c for c, _, _ in unpinned} == {200}
+    assert all(r is not None and r.json()["dependencies"] == before for _, _, r in unpinned)
+    assert_answered_or_shed(shed)
+    assert 503 in {c for c, _, _ in shed}
+    assert ready.status_code == 503 and "postgres" in ready.json()["error"]["message"]
+    took = recovery_s(stack)
+    print(f"postgres frozen: unpinned all 200, pinned {sorted({c for c, _, _ in shed})}, "
+          f"slowest {max(t for _, t, _ in unpinned + shed):.1f} s, recovery {took:.2f} s")
+    assert {c for c, _, _ in load(stack, pinned[:2])} == {200}
 
 
 def test_an_event_leaves_when_nats_returns_without_a_later_write(

@@ -40,6 +40,7 @@ FAC_UNTIL = "2023-03-15"
 DATES = ("2022-04-01", "2022-06-01", "2022-08-01", "2022-11-01", "2023-02-01")
 BOA_WINDOW = ("2020-07-01", "2020-09-01")
 MONTH = ("2020-07-15T00:00:00Z", "2020-08-15T00:00:00Z")
+BOA_DATES = ("2020-07-10", "2020-07-25", "2020-08-10", "2020-08-25")
 LOG_SQL = """
 SELECT element_id, snapshot_version, after FROM change_log
 WHERE tenant_id = %s AND element_kind = 'node' AND op IN ('add', 'update') AND after ? 'props'
@@ -179,22 +180,24 @@ def test_relationship_properties_at_past_equal_the_change_log(
 ) -> None:
     """A changed relationship is closed and a new one opened: the one valid at a past date
     carries the payload logged when it was opened."""
-    tenant = tenants["fac"]
-    opened = {(str(k), int(v)): after for k, v, after in pg.execute(EDGE_LOG_SQL, (tenant,))}
-    checked, replaced_since = 0, 0
-    for date in DATES:
-        body = cypher(stack, tenant,
-                      f"MATCH (:Entity)-[r]->(:Entity) RETURN r AT('{date}T00:00:00Z')")
-        for (rel,) in body["rows"]:
-            props = rel["properties"]
-            assert props["valid_from_v"] <= body["snapshot_version"]
-            logged = scrub(opened[(props["eid"], props["valid_from_v"])])
-            assert props["evidence_ref"] == logged["evidence_ref"], (date, props["eid"])
-            assert props["confidence"] == logged["confidence"]
-            assert {k: props.get(k) for k in logged["props"]} == logged["props"]
-            checked += 1
-            replaced_since += props.get("valid_to_v") is not None
-    assert checked >= 5 * 5
+    checked, replaced_since, dates_read = 0, 0, 0
+    for tenant, dates in ((tenants["fac"], DATES), (tenants["boa"], BOA_DATES)):
+        opened = {(str(k), int(v)): after
+                  for k, v, after in pg.execute(EDGE_LOG_SQL, (tenant,))}
+        for date in dates:
+            body = cypher(stack, tenant,
+                          f"MATCH (:Entity)-[r]->(:Entity) RETURN r AT('{date}T00:00:00Z')")
+            dates_read += bool(body["rows"])
+            for (rel,) in body["rows"]:
+                props = rel["properties"]
+                assert props["valid_from_v"] <= body["snapshot_version"]
+                logged = scrub(opened[(props["eid"], props["valid_from_v"])])
+                assert props["evidence_ref"] == logged["evidence_ref"], (date, props["eid"])
+                assert props["confidence"] == logged["confidence"]
+                assert {k: props.get(k) for k in logged["props"]} == logged["props"]
+                checked += 1
+                replaced_since += props.get("valid_to_v") is not None
+    assert dates_read >= 6 and checked >= 30  # FAC's first months hold no relationship yet
     assert replaced_since > 0  # versions since closed (or replaced) are the ones read then
 
 

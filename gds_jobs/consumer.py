@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import nats
-import psycopg
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
@@ -28,8 +27,7 @@ from gds_jobs.guard import JobBusy, Progress, exclusive
 from gds_jobs.incremental import IncrementalResult, update_communities
 from gds_jobs.runtime import job_context
 from substrate.embeddings import TextEmbedder, make_embedder
-from substrate.graph import snapshots
-from substrate.graph.events import STREAM, SUBJECT, ensure_stream, stream_replicas
+from substrate.graph import events
 from substrate.retrieval.scope import CLASSIFICATIONS, ReadScope, clearance_for
 from substrate.settings import Settings
 
@@ -72,19 +70,16 @@ class CommunityConsumer:
                     for level in self.levels]
 
     async def handle(self, msg: Msg) -> None:
-        try:
-            event = json.loads(msg.data)
-            version, tenant = int(event["snapshot_version"]), str(event["tenant_id"])
-        except (ValueError, KeyError, TypeError):
-            log.warning("dropping malformed graph.updated event: %r", msg.data[:200])
-            await msg.term()
+        got = await events.received(msg)
+        if got is None:
             return
+        event, version, tenant = got
         if self.tenant is not None and tenant != self.tenant:
             self.stats.skipped += 1
             await msg.ack()
             return
         try:
-            changed = await asyncio.to_thread(self._changed, event, version)
+            changed = await asyncio.to_thread(events.changed_ids, self.settings, event, version)
             results = await asyncio.to_thread(self.apply, tenant, version, changed)
         except JobBusy as exc:
             await self._retry(msg, exc, BUSY_DELAY_S)
@@ -104,25 +99,19 @@ class CommunityConsumer:
         self.stats.last_error = f"{type(exc).__name__}: {exc}"
         await msg.nak(delay=delay)
 
-    def _changed(self, event: dict[str, Any], version: int) -> list[str]:
-        if not event.get("changed_ids_truncated"):
-            return [str(x) for x in event.get("changed_ids", [])]
-        with psycopg.connect(self.settings.postgres_dsn) as conn:
-            return snapshots.changed_ids(conn, version)
-
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Pull and apply events until ``stop`` is set (forever without one)."""
         nc = await nats.connect(self.settings.nats_servers, connect_timeout=2,
                                 max_reconnect_attempts=-1, reconnect_time_wait=1.0)
         try:
             js = nc.jetstream()
-            await ensure_stream(js, stream_replicas(nc))
+            await events.ensure_stream(js, events.stream_replicas(nc))
             policy = DeliverPolicy.NEW if self.deliver_new else DeliverPolicy.ALL
             config = ConsumerConfig(durable_name=self.durable, ack_policy=AckPolicy.EXPLICIT,
                                     deliver_policy=policy, ack_wait=ACK_WAIT_S,
                                     max_ack_pending=1)
-            sub = await js.pull_subscribe(SUBJECT, durable=self.durable, stream=STREAM,
-                                          config=config)
+            sub = await js.pull_subscribe(events.SUBJECT, durable=self.durable,
+                                          stream=events.STREAM, config=config)
             while stop is None or not stop.is_set():
                 try:
                     msgs = await sub.fetch(1, timeout=FETCH_WAIT_S)

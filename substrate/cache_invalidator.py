@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -29,8 +28,14 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from substrate.cache import CacheUnavailable, QueryCache
-from substrate.graph import snapshots
-from substrate.graph.events import STREAM, SUBJECT, ensure_stream, stream_replicas
+from substrate.graph.events import (
+    STREAM,
+    SUBJECT,
+    changed_ids,
+    ensure_stream,
+    received,
+    stream_replicas,
+)
 from substrate.graph.ontology import Ontology
 from substrate.nats_follow import Follower, connect_once
 from substrate.observability.metrics import INVALIDATION_LAG
@@ -149,15 +154,12 @@ class CacheInvalidator:
 
     async def handle(self, msg: Msg) -> None:
         """Evict, then ack; Redis down: nak so the event comes back a little later."""
-        try:
-            event = json.loads(msg.data)
-            version, tenant = int(event["snapshot_version"]), str(event["tenant_id"])
-        except (ValueError, KeyError, TypeError):
-            log.warning("dropping malformed graph.updated event: %r", msg.data[:200])
-            await msg.term()
+        got = await received(msg)
+        if got is None:
             return
+        event, version, tenant = got
         try:
-            ids = await self._changed_ids(event, version)
+            ids = await asyncio.to_thread(changed_ids, self.settings, event, version)
             evicted = await self.cache.invalidate(tenant, version, ids)
         except (CacheUnavailable, psycopg.Error) as exc:
             self.stats.redelivered += 1
@@ -166,16 +168,6 @@ class CacheInvalidator:
             return
         await msg.ack()
         self._record(event, msg, version, tenant, evicted)
-
-    async def _changed_ids(self, event: dict[str, Any], version: int) -> list[str]:
-        if not event.get("changed_ids_truncated"):
-            return [str(x) for x in event.get("changed_ids", [])]
-
-        def from_change_log() -> list[str]:
-            with psycopg.connect(self.settings.postgres_dsn) as conn:
-                return snapshots.changed_ids(conn, version)
-
-        return await asyncio.to_thread(from_change_log)
 
     def _record(self, event: dict[str, Any], msg: Msg, version: int, tenant: str,
                 evicted: int) -> None:

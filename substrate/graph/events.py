@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -17,11 +18,14 @@ from typing import Any
 import nats
 import psycopg
 from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
 from nats.js.api import StreamConfig
 from nats.js.errors import APIError, BadRequestError, NotFoundError
 
 from substrate.graph import faults, snapshots
 from substrate.settings import Settings
+
+log = logging.getLogger(__name__)
 
 STREAM = "GRAPH"
 SUBJECT = "graph.updated"
@@ -127,3 +131,24 @@ def backlog(settings: Settings) -> tuple[int, float | None]:
         ).fetchone()
     assert row is not None
     return int(row[0]), None if row[1] is None else float(row[1])
+
+
+async def received(msg: Msg) -> tuple[dict[str, Any], int, str] | None:
+    """A consumed ``graph.updated`` message as (event, snapshot version, tenant); a malformed
+    one is terminated (JetStream never redelivers it) and gives None."""
+    try:
+        event = json.loads(msg.data)
+        return event, int(event["snapshot_version"]), str(event["tenant_id"])
+    except (ValueError, KeyError, TypeError):
+        log.warning("dropping malformed graph.updated event: %r", msg.data[:200])
+        await msg.term()
+        return None
+
+
+def changed_ids(settings: Settings, event: dict[str, Any], version: int) -> list[str]:
+    """The element ids an event names; when the event had to truncate them, the snapshot's
+    change log has them all."""
+    if not event.get("changed_ids_truncated"):
+        return [str(x) for x in event.get("changed_ids", [])]
+    with psycopg.connect(settings.postgres_dsn) as conn:
+        return snapshots.changed_ids(conn, version)

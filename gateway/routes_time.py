@@ -75,7 +75,7 @@ async def temporal(request: Request) -> JSONResponse:
     start, end = parse_instant("from", q["from"]), parse_instant("to", q["to"])
     scope = await scope_from(request, {"snapshot_version": None, "at": None})
     body = await graph_diff(svc.settings, svc.reader, scope, svc.services.ontology, start, end,
-                            flt, page)
+                            flt, page, svc.pool)
     return JSONResponse(body)
 
 

@@ -128,6 +128,7 @@ class SearchContext:
     options: SearchOptions
     seeds: list[dict[str, Any]] = field(default_factory=list)
     services: Any = None  # substrate.services.Services, for strategies that need sync access
+    pool: Any = None  # the service's PostgreSQL pool (psycopg_pool), None: connect per read
     emit: Any = None  # the /stream stage callback (search.Emit), for partial results
     _embedding: list[float] | None = None
 

@@ -1,10 +1,12 @@
 """RSN-UC-06: "what changed in the three days before <incident>?".
 
-1. The incident: a FailurePattern linked from the question's entities; otherwise the one whose
-   name, id and affected / causing entities share the most words with the question (2 points
-   per word of its name or id, 1 per word naming a linked entity, 3 per question entity it is
-   linked to). When the question gives a date ("... before the 2026-09-17 outage", "last
-   Friday's incident") only incidents of that time count. No match at all: the most recent.
+1. The incident: a FailurePattern linked from the question's entities (of the time the
+   question names, if it names one and one is); otherwise the one whose name, id and
+   affected / causing entities share the most words with the question (2 points per word of
+   its name or id, 1 per word naming a linked entity, 3 per question entity it is linked to).
+   When the question gives a date ("... before the 2026-09-17 outage", "last Friday's
+   incident") only incidents of that time count, read by their day (however old); without
+   one, the newest ``INCIDENT_ROWS``. No match at all: the most recent.
 2. Its time: the ``date`` (or ``occurred_at``) property; a bare date means the end of that day.
 3. The window: "N days/hours/weeks before" in the question, else 3 days — the diff of the
    tenant's snapshots in ``(time - window, time]`` (:mod:`substrate.retrieval.temporal_diff`).
@@ -106,18 +108,40 @@ class IncidentDiff:
     ranked: list[dict[str, Any]]
 
 
+INCIDENT_ROWS = 500  # the newest incidents a question that names no date chooses among
+
+
+async def _incidents(ctx: SearchContext, **only: Any) -> list[dict[str, Any]]:
+    """Dated incidents, newest first: ``ceids=[...]`` only those, ``days=(lo, hi)`` only
+    those of a day in ``[lo, hi]`` (ISO dates; a bound may be None)."""
+    flags: dict[str, Any] = {"ceids": "ceids" in only, "days": "days" in only}
+    params: dict[str, Any] = {"limit": INCIDENT_ROWS, "ceids": only.get("ceids", [])}
+    if "days" in only:  # a day either side: an instant's offset may move its ISO day
+        lo, hi = only["days"]
+        params["day_from"] = (lo - timedelta(days=1)).date().isoformat() if lo else ""
+        params["day_to"] = (hi + timedelta(days=1)).date().isoformat() if hi else "9999"
+    rows = await ctx.reader.rows("temporal/incidents", ctx.scope, flags, **params)
+    return [r for r in rows if incident_time(r["date"])]
+
+
 async def find_incident(ctx: SearchContext) -> tuple[dict[str, Any], str] | None:
-    rows = [r for r in await ctx.reader.rows("temporal/incidents", ctx.scope, limit=500)
-            if incident_time(r["date"])]
+    """Bounded reads: the incidents the question names, else those of the time it names,
+    else the newest ``INCIDENT_ROWS``."""
     seeds = {s["ceid"] for s in ctx.seeds}
-    named = [r for r in rows if r["incident"]["ceid"] in seeds]
-    if named:
-        return named[0], "named in the question"
+    asked = sorted(s["ceid"] for s in ctx.seeds if s.get("label") == "FailurePattern")
+    named = await _incidents(ctx, ceids=asked) if asked else []
     lo, hi = _span(ctx.route.time)
+    if named:  # one of the time the question names, if it names one
+        dated = [r for r in named if _within(r, lo, hi)] if lo or hi else named
+        if dated:
+            return dated[0], "named in the question"
+    rows: list[dict[str, Any]] = []
     if lo or hi:
-        dated = [r for r in rows if (lo is None or lo <= _when(r))
-                 and (hi is None or _when(r) <= hi)]
-        rows = dated or rows
+        rows = [r for r in await _incidents(ctx, days=(lo, hi)) if _within(r, lo, hi)]
+    if not rows and named:
+        return named[0], "named in the question"
+    if not rows:
+        rows = await _incidents(ctx)
     if not rows:
         return None
     words = _words(ctx.query)
@@ -125,6 +149,10 @@ async def find_incident(ctx: SearchContext) -> tuple[dict[str, Any], str] | None
     if _score(best, words, seeds) == 0:
         return best, "no incident matched the question's words; the most recent one"
     return best, "best match of the question's words and entities"
+
+
+def _within(row: dict[str, Any], lo: datetime | None, hi: datetime | None) -> bool:
+    return (lo is None or lo <= _when(row)) and (hi is None or _when(row) <= hi)
 
 
 def _when(row: dict[str, Any]) -> datetime:
@@ -146,12 +174,13 @@ async def incident_diff(ctx: SearchContext) -> IncidentDiff | None:
     when, date_only = incident_time(row["date"]) or (datetime.now(UTC), False)
     length = window_length(ctx.query)
     window, snaps, entries = await changes(ctx.settings, ctx.reader, ctx.scope, when - length,
-                                           when, load_ontology(), strict=False)
+                                           when, load_ontology(), strict=False, pool=ctx.pool)
     entries = [e for e in entries
                if not any(x.startswith("chunk:") for x in td.touched(e))]
     targets = [t["ceid"] for t in _targets(row) if t["label"] in TARGET_LABELS]
+    ends = {x for e in entries for x in td.touched(e)}
     dist = await td.distances(ctx.reader, ctx.scope, targets, window.v_from, window.v_to,
-                              MAX_DISTANCE) if targets else {}
+                              MAX_DISTANCE, ends) if targets and ends else {}
     prs = {t["ceid"].split(":", 1)[1] for t in _targets(row) if t["label"] == "PullRequest"}
     ranked = sorted(entries, key=lambda e: _rank_key(e, dist, prs))
     facts = [{"change": e, "distance": td.distance_of(e, dist), "cited_cause": _cited(e, prs),

@@ -68,8 +68,9 @@ def parse_at(value: str) -> datetime:
 
 
 @asynccontextmanager
-async def _connection(settings: Settings, pool: AsyncConnectionPool[Any] | None
-                      ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+async def pg_connection(settings: Settings, pool: AsyncConnectionPool[Any] | None
+                        ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """A connection of ``pool`` (a long-lived service's), else a new one."""
     if pool is not None:
         async with pool.connection() as conn:
             yield conn
@@ -121,7 +122,7 @@ async def latest_versions(pool: AsyncConnectionPool[Any], tenants: list[str]
 async def _resolve(settings: Settings, tenant: str, snapshot_version: Any, at: Any,
                    levels: tuple[str, ...], pool: AsyncConnectionPool[Any] | None,
                    ) -> ReadScope:
-    async with _connection(settings, pool) as conn:
+    async with pg_connection(settings, pool) as conn:
         if snapshot_version is None and at is None:  # the common read: one round trip
             latest, tenant_latest = await _latest_both(conn, tenant)
             return ReadScope(tenant, latest, levels, False, tenant_version=tenant_latest)

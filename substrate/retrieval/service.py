@@ -172,7 +172,7 @@ class ReadService:
                       emit: Emit = _no_emit) -> dict[str, Any]:
         factory = partial(SearchContext, self.settings, query, scope=scope, reader=self.reader,
                           embed_query=self.embed_query, options=options,
-                          services=self.services)
+                          services=self.services, pool=self.pool)
         chat = (self.settings.chat_url, self.settings.chat_model) if self.settings.chat_url \
             else None
         return await search(factory, query, options, self.reranker, emit, chat)

@@ -65,7 +65,7 @@ async def window_changes(ctx: SearchContext) -> StrategyResult:
         return result
     start, end, phrase = window
     _, snaps, entries = await temporal.changes(ctx.settings, ctx.reader, ctx.scope, start, end,
-                                               load_ontology(), strict=False)
+                                               load_ontology(), strict=False, pool=ctx.pool)
     entries = sorted((e for e in entries if e["change"] != "transient"), key=_rank)
     focus = _focus(ctx.query)
     if focus is not None:  # "which decisions were added", "what changed in code ownership"

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
+from psycopg_pool import AsyncConnectionPool
 
 from substrate.errors import BadRequest, NotFound
 from substrate.graph.ontology import Ontology
@@ -32,7 +33,7 @@ from substrate.retrieval import direct
 from substrate.retrieval import temporal_diff as td
 from substrate.retrieval.evidence import direct_evidence
 from substrate.retrieval.graph_queries import GraphReader
-from substrate.retrieval.scope import ReadScope, parse_at
+from substrate.retrieval.scope import ReadScope, parse_at, pg_connection
 from substrate.settings import Settings
 
 MAX_LIMIT = 1000
@@ -213,11 +214,19 @@ class Window:
     v_to: int
 
 
-async def _version_at(conn: psycopg.AsyncConnection[Any], tenant: str, at: datetime) -> int:
-    cur = await conn.execute("SELECT coalesce(max(version), 0) FROM snapshots "
-                             "WHERE tenant_id = %s AND valid_at <= %s", (tenant, at))
+VERSIONS_AT_SQL = """
+SELECT coalesce(max(version) FILTER (WHERE valid_at <= %(start)s), 0),
+       coalesce(max(version) FILTER (WHERE valid_at <= %(end)s), 0)
+FROM snapshots WHERE tenant_id = %(tenant)s AND valid_at <= greatest(%(start)s, %(end)s)
+"""
+
+
+async def _versions_at(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,
+                       end: datetime) -> tuple[int, int]:
+    """The tenant's newest snapshot at ``start`` and at ``end`` (0: none), one round trip."""
+    cur = await conn.execute(VERSIONS_AT_SQL, {"tenant": tenant, "start": start, "end": end})
     row = await cur.fetchone()
-    return int(row[0]) if row else 0
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 async def resolve_window(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,
@@ -243,17 +252,17 @@ async def resolve_window(conn: psycopg.AsyncConnection[Any], tenant: str, start:
                 f"'from' {start.isoformat()} is before the first snapshot of tenant {tenant!r}",
                 {"from": start.isoformat(),
                  "first_snapshot_at": first.isoformat() if first else None})
-    return Window(start, end, await _version_at(conn, tenant, start),
-                  await _version_at(conn, tenant, end))
+    return Window(start, end, *await _versions_at(conn, tenant, start, end))
 
 
 async def changes(settings: Settings, reader: GraphReader, scope: ReadScope, start: datetime,
                   end: datetime, ontology: Ontology, strict: bool = True,
-                  evidence: bool = False
+                  evidence: bool = False, pool: AsyncConnectionPool[Any] | None = None
                   ) -> tuple[Window, list[dict[str, Any]], list[dict[str, Any]]]:
     """(window, snapshots in it, collapsed changes the caller's clearance may see);
-    evidence-only changes only when ``evidence``."""
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    evidence-only changes only when ``evidence``. ``pool``: a long-lived service's
+    PostgreSQL pool (else one connection for this call)."""
+    async with pg_connection(settings, pool) as conn:
         window = await resolve_window(conn, scope.tenant, start, end, strict)
         snaps, history = await td.window_history(conn, scope.tenant, start, end)
     entries = td.collapse(history, snaps, ontology)
@@ -308,17 +317,19 @@ def _diff_offset(page: Page) -> int:
 
 async def graph_diff(settings: Settings, reader: GraphReader, scope: ReadScope,
                      ontology: Ontology, start: datetime, end: datetime, flt: GraphFilter,
-                     page: Page) -> dict[str, Any]:
+                     page: Page, pool: AsyncConnectionPool[Any] | None = None
+                     ) -> dict[str, Any]:
     """Added, removed and changed nodes and relationships between two instants."""
     window, snaps, entries = await changes(settings, reader, scope, start, end, ontology,
-                                           evidence=True)
+                                           evidence=True, pool=pool)
     entries = [e for e in entries if td.matches(e, flt.label, flt.types, ontology)]
     seeds: list[dict[str, Any]] = []
     if flt.service is not None:
         service = await _service_in_window(reader, scope, window, flt.service)
         seeds = [service]
         dist = await td.distances(reader, scope, [service["ceid"]], window.v_from,
-                                  window.v_to, flt.depth)
+                                  window.v_to, flt.depth, {x for e in entries
+                                                           for x in td.touched(e)})
         entries = [{**e, "distance": d} for e in entries
                    if (d := td.distance_of(e, dist)) is not None]
     counts = {k: sum(1 for e in entries if e["change"] == k) for k in td.CHANGE_KINDS}

@@ -253,24 +253,58 @@ def matches(entry: dict[str, Any], label: str | None, types: tuple[str, ...],
 
 
 async def distances(reader: GraphReader, scope: ReadScope, targets: list[str], v_from: int,
-                    v_to: int, max_depth: int = 3) -> dict[str, int]:
+                    v_to: int, max_depth: int = 3,
+                    wanted: Iterable[str] | None = None) -> dict[str, int]:
     """Hops from the nearest target to every node within ``max_depth``, over the structural
-    relationships that existed at some snapshot of ``[v_from, v_to]`` (0 = a target)."""
+    relationships that existed at some snapshot of ``[v_from, v_to]`` (0 = a target).
+
+    ``wanted``: only these nodes' distances are needed (the ends of the changes ranked by
+    it); the result may or may not hold the others. The search then stops once each has
+    one, and its last level only looks for them (a hub within reach multiplies the nodes one
+    level further, the changes do not): from their side when they are fewer than the nodes
+    that level would expand."""
     dist = {t: 0 for t in targets}
+    need = None if wanted is None else set(wanted) - dist.keys()
     frontier = [t for t in targets if not t.startswith("chunk:")]
     for depth in range(1, max_depth + 1):
-        if not frontier:
+        if not frontier or need == set():
+            break
+        if need is not None and depth == max_depth:
+            found = (await linked_to(reader, scope, need, frontier, v_from, v_to)
+                     if len(need) <= len(frontier) else
+                     {r["ceid"] for r in await reader.rows(
+                         "temporal/window_neighbours", scope,
+                         {"types": list(DISTANCE_TYPES), "within": True}, ceids=frontier,
+                         within=sorted(need), v_from=v_from, v_to=v_to)})
+            dist.update(dict.fromkeys(found, depth))
             break
         rows = await reader.rows("temporal/window_neighbours", scope,
-                                 {"types": list(DISTANCE_TYPES)}, ceids=frontier,
-                                 v_from=v_from, v_to=v_to)
+                                 {"types": list(DISTANCE_TYPES), "within": False},
+                                 ceids=frontier, v_from=v_from, v_to=v_to)
         frontier = []
         for r in rows:
             if r["ceid"] not in dist:
                 dist[r["ceid"]] = depth
                 if not str(r["ceid"]).startswith("chunk:"):
                     frontier.append(r["ceid"])
+        if need is not None:
+            need -= dist.keys()
     return dist
+
+
+async def linked_to(reader: GraphReader, scope: ReadScope, ceids: Iterable[str],
+                    within: list[str], v_from: int, v_to: int) -> set[str]:
+    """Which of ``ceids`` neighbour a node of ``within`` over the structural relationships
+    that existed at some snapshot of ``[v_from, v_to]``."""
+    found: set[str] = set()
+    for label, chunks in (("Entity", False), ("Chunk", True)):
+        group = sorted(c for c in ceids if c.startswith("chunk:") == chunks)
+        if group:
+            rows = await reader.rows("temporal/window_links", scope,
+                                     {"label": label, "types": list(DISTANCE_TYPES)},
+                                     ceids=group, within=within, v_from=v_from, v_to=v_to)
+            found |= {r["ceid"] for r in rows}
+    return found
 
 
 def distance_of(entry: dict[str, Any], dist: dict[str, int]) -> int | None:

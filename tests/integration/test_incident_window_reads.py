@@ -1,0 +1,207 @@
+"""RSN-UC-06 reads stay bounded on a large organisation and give the answers of the full reads.
+
+A throw-away tenant written through the JSONL write path in two dated snapshots: a chain of
+services s0 -> s1 -> s2 -> s3 -> s4 where s1 also calls six leaves (a small hub), an isolated
+service, and three incidents (one a week before the other two). Then, in process:
+
+* ``temporal_diff.distances`` told which nodes it is wanted for (the ends of the changes)
+  gives them the distances of the full breadth-first search, its last level looking only
+  for them (from their side when they are fewer than the nodes it would expand), and asks
+  nothing when none is wanted;
+* ``find_incident`` reads the incidents of the day a question names (an incident older than
+  the newest ``INCIDENT_ROWS`` is still found), the ones the question names by id, and the
+  newest otherwise;
+* ``incident_diff`` ranks the window's changes by the same distances as the full search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import pytest
+
+from substrate.connectors.jsonl_ingest import ingest_jsonl
+from substrate.db import neo4j_driver
+from substrate.graph.writer import GraphWriter
+from substrate.retrieval import incidents
+from substrate.retrieval import temporal_diff as td
+from substrate.retrieval.context import SearchContext, SearchOptions
+from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.linking import link_entities
+from substrate.retrieval.router import classify
+from substrate.retrieval.scope import ReadScope, resolve_scope
+from substrate.services import open_services
+from substrate.settings import Settings
+from tests.support.graphstate import drop_tenant_graph, new_tenant
+
+pytestmark = pytest.mark.integration
+
+T = TypeVar("T")
+EPOCHS = (datetime(2026, 1, 5, 9, tzinfo=UTC), datetime(2026, 1, 12, 9, tzinfo=UTC))
+LEAVES = [f"l{i}" for i in range(1, 7)]
+
+
+def service(name: str) -> dict[str, Any]:
+    return {"kind": "node", "label": "Service", "ceid": f"service:{name}",
+            "props": {"name": name}, "provenance": [f"services/{name}/README.md#L1"]}
+
+
+def calls(src: str, dst: str, line: int) -> dict[str, Any]:
+    return {"kind": "edge", "type": "CALLS", "src": f"service:{src}", "dst": f"service:{dst}",
+            "evidence_ref": f"compose.yml#L{line}@abc1234", "confidence": 1.0, "source": "scale"}
+
+
+def incident(key: str, name: str, date: str, affected: str) -> list[dict[str, Any]]:
+    path = f"docs/postmortems/{key}.md"
+    return [{"kind": "node", "label": "FailurePattern", "ceid": f"incident:{key}",
+             "props": {"name": name, "date": date, "summary": f"{name}."},
+             "provenance": [f"{path}#L1"]},
+            {"kind": "edge", "type": "AFFECTED", "src": f"incident:{key}",
+             "dst": f"service:{affected}", "evidence_ref": f"{path}#L9@abc1234",
+             "confidence": 1.0, "source": "scale"}]
+
+
+def epochs() -> list[list[dict[str, Any]]]:
+    first = [service(s) for s in ("s0", "s1", "s2", "s3", "s4", "lonely", *LEAVES)]
+    first += [calls(a, b, i) for i, (a, b) in enumerate(
+        [("s0", "s1"), ("s1", "s2"), ("s2", "s3"), ("s3", "s4")]
+        + [("s1", leaf) for leaf in LEAVES], 1)]
+    first += incident("2026-01-06-s0-old", "s0 outage old", "2026-01-06T09:00:00+00:00", "s0")
+    second = [service("s5"), calls("s3", "s5", 40), calls("s2", "s4", 41)]
+    second += incident("2026-01-13-s0-new", "s0 outage new", "2026-01-13T09:00:00+00:00", "s0")
+    second += incident("2026-01-14-lonely", "lonely outage", "2026-01-14T09:00:00+00:00",
+                       "lonely")
+    return [first, second]
+
+
+@pytest.fixture(scope="module")
+def tenant(stack: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    name = new_tenant("incwin")
+    directory = tmp_path_factory.mktemp("incwin")
+    driver = neo4j_driver(stack)
+    try:
+        writer = GraphWriter(stack, driver, embedder=None)
+        for k, (records, at) in enumerate(zip(epochs(), EPOCHS, strict=True)):
+            path = directory / f"epoch-{k}.jsonl"
+            path.write_text("".join(json.dumps(r) + "\n" for r in records))
+            results = ingest_jsonl(writer, path, source="scale", tenant=name, resume=False,
+                                   progress=lambda _m: None, valid_at=at)
+            assert all(r.snapshot_version for r in results)
+        yield name
+    finally:
+        drop_tenant_graph(driver, name)
+        driver.close()
+
+
+class Recorder(GraphReader):
+    """The real reader, noting the templates it ran."""
+
+    def __init__(self, reader: GraphReader) -> None:
+        super().__init__(reader.driver, reader.cypher)
+        self.bookmarks = reader.bookmarks
+        self.ran: list[str] = []
+
+    async def rows(self, template_name: str, scope: ReadScope, ctx: dict[str, Any] | None = None,
+                   **params: Any) -> list[dict[str, Any]]:
+        self.ran.append(template_name)
+        return await super().rows(template_name, scope, ctx, **params)
+
+
+def run(stack: Settings, tenant: str,
+        work: Callable[[Recorder, ReadScope], Awaitable[T]]) -> T:
+    async def go() -> T:
+        services = open_services(stack, check_templates=False)
+        try:
+            reader = Recorder(GraphReader(services.async_driver, services.cypher))
+            scope = await resolve_scope(stack, tenant)
+            return await work(reader, scope)
+        finally:
+            await services.aclose()
+    return asyncio.run(go())
+
+
+async def _no_embedding(_text: str) -> list[float]:
+    raise AssertionError("the incident strategy embeds nothing")
+
+
+async def context(reader: Recorder, scope: ReadScope, stack: Settings,
+                  question: str) -> SearchContext:
+    route = classify(question, now=datetime.now(UTC))
+    ctx = SearchContext(stack, question, route, scope, reader, _no_embedding, SearchOptions())
+    ctx.seeds = await link_entities(reader, scope, list(route.mentions), question)
+    return ctx
+
+
+def test_wanted_distances_are_those_of_the_full_search(stack: Settings, tenant: str) -> None:
+    few = {"service:s2", "service:s3", "service:s5", "service:s4", "service:lonely"}
+    many = {f"service:{s}" for s in ("s0", "s5", "lonely", *LEAVES)}
+
+    async def work(reader: Recorder, scope: ReadScope) -> list[tuple[Any, ...]]:
+        v, out = scope.version, []
+        for target, depth, wanted in (("s0", 3, few), ("s2", 2, many), ("s0", 3, set())):
+            full = await td.distances(reader, scope, [f"service:{target}"], v, v, depth)
+            reader.ran.clear()
+            part = await td.distances(reader, scope, [f"service:{target}"], v, v, depth,
+                                      wanted)
+            out.append((full, part, list(reader.ran)))
+        return out
+
+    (full, part, ran), (full2, part2, ran2), (_, none, ran3) = run(stack, tenant, work)
+    assert full["service:s3"] == 3 and full["service:s4"] == 3 and "service:s5" not in full
+    assert {w: part.get(w) for w in few} == {w: full.get(w) for w in few}
+    # level 3 would expand s2 and six leaves: the four ends still unplaced are asked instead
+    assert ran == ["temporal/window_neighbours"] * 2 + ["temporal/window_links"]
+    assert full2["service:l1"] == 2 and full2["service:s5"] == 2 and "service:lonely" not in full2
+    assert {w: part2.get(w) for w in many} == {w: full2.get(w) for w in many}
+    # nine ends against s1, s3, s4: level 2 expands those three, keeping only the ends
+    assert ran2 == ["temporal/window_neighbours"] * 2
+    assert none == {"service:s0": 0} and ran3 == []
+
+
+def test_the_incident_of_the_named_day_is_found_beyond_the_newest(
+    stack: Settings, tenant: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(incidents, "INCIDENT_ROWS", 1)  # only the newest without a date
+
+    async def work(reader: Recorder, scope: ReadScope) -> list[tuple[str, str]]:
+        found = []
+        for q in ("What changed before the s0 incident on 2026-01-06?",
+                  "What changed before the s0 incident?",
+                  "What changed before incident:2026-01-06-s0-old?"):
+            got = await incidents.find_incident(await context(reader, scope, stack, q))
+            assert got is not None, q
+            found.append((got[0]["incident"]["ceid"], got[1]))
+        return found
+
+    dated, undated, named = run(stack, tenant, work)
+    assert dated == ("incident:2026-01-06-s0-old",
+                     "best match of the question's words and entities")
+    assert undated[0] == "incident:2026-01-14-lonely"  # the newest INCIDENT_ROWS only
+    assert named == ("incident:2026-01-06-s0-old", "named in the question")
+
+
+def test_the_window_is_ranked_by_the_full_search_distances(stack: Settings,
+                                                           tenant: str) -> None:
+    async def work(reader: Recorder, scope: ReadScope) -> tuple[Any, dict[str, int]]:
+        ctx = await context(reader, scope, stack,
+                            "What changed in the 3 days before the s0 incident on 2026-01-13?")
+        found = await incidents.incident_diff(ctx)
+        assert found is not None
+        full = await td.distances(reader, scope, ["service:s0"], found.window.v_from,
+                                  found.window.v_to, incidents.MAX_DISTANCE)
+        return found, full
+
+    found, full = run(stack, tenant, work)
+    assert found.incident["incident"]["ceid"] == "incident:2026-01-13-s0-new"
+    got = {f["change"]["id"]: f["distance"] for f in found.ranked}
+    assert got == {f["change"]["id"]: td.distance_of(f["change"], full) for f in found.ranked}
+    assert got["service:s3-[CALLS]->service:s5@scale"] == 3
+    assert got["service:s2-[CALLS]->service:s4@scale"] == 2
+    assert got["service:s5"] is None
+    assert [f["distance"] for f in found.ranked] == sorted(
+        f["distance"] for f in found.ranked if f["distance"] is not None) + [
+        None] * sum(f["distance"] is None for f in found.ranked)

@@ -25,15 +25,24 @@ version and they are never indexed. Unpinned entries are evicted by the invalida
 
 Redis down never fails a request: the answer is computed uncached, and a small circuit
 breaker skips Redis for a few seconds after a failure.
+
+Round trips: a lookup is one (the entry and the watermark, pipelined). With ``defer_stores``
+(the gateway) a miss is answered before its store reaches Redis: the entry is serialised and
+its index computed at once, the store script runs after the answer (status ``storing``), and
+a lookup of a key whose store is still queued in this process waits for that store first, so
+a caller asking twice in a row gets the hit. At most ``MAX_PENDING_STORES`` are queued; past
+that a store is awaited as without deferral.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import hashlib
 import inspect
 import json
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -58,11 +67,13 @@ REDIS_TIMEOUT_S = 0.5  # per call; 0.2 s timed out single reads under CPU load
 BREAKER_COOLDOWN_S = 3.0
 BREAKER_THRESHOLD = 3  # consecutive failures open the breaker (one slow read does not)
 INVALIDATE_CHUNK = 500  # changed ids per eviction script call
+MAX_PENDING_STORES = 256  # deferred stores queued at once (then a store is awaited)
 QUERY_FIELDS = ("query", "question")
 _CEID = re.compile(r"^([a-z][a-z0-9_]*):\S+$")
 
 Compute = Callable[[], Awaitable[dict[str, Any]]]
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 # KEYS[1] = watermark; ARGV = version, final ("1"|"0"), index key prefix, watermark TTL,
 # then the changed ids. Atomic, so a store's WATCH on the watermark orders it against this.
@@ -236,8 +247,10 @@ def register_script(client: RedisClient, text: str) -> AsyncScript:
 class QueryCache:
     def __init__(self, settings: Settings, redis_client: RedisClient,
                  ontology: Ontology | None = None,
-                 cooldown_s: float = BREAKER_COOLDOWN_S) -> None:
+                 cooldown_s: float = BREAKER_COOLDOWN_S, defer_stores: bool = False) -> None:
         self.ttl = settings.cache_ttl_seconds
+        self.defer_stores = defer_stores
+        self._pending: dict[str, asyncio.Task[str]] = {}  # deferred stores by entry key
         self.redis = redis_client
         self.prefixes = ceid_prefixes(ontology) if ontology else _default_prefixes()
         self.cooldown_s = cooldown_s
@@ -248,11 +261,18 @@ class QueryCache:
         self._store_script = register_script(redis_client, _STORE_LUA)
 
     @classmethod
-    def from_settings(cls, settings: Settings, ontology: Ontology | None = None) -> QueryCache:
-        return cls(settings, redis_client(settings), ontology)
+    def from_settings(cls, settings: Settings, ontology: Ontology | None = None,
+                      defer_stores: bool = False) -> QueryCache:
+        return cls(settings, redis_client(settings), ontology, defer_stores=defer_stores)
 
     async def aclose(self) -> None:
+        await self.drain()
         await self.redis.aclose()
+
+    async def drain(self) -> None:
+        """Wait for the deferred stores queued so far."""
+        if self._pending:
+            await asyncio.gather(*self._pending.values(), return_exceptions=True)
 
     @property
     def available(self) -> bool:
@@ -265,6 +285,9 @@ class QueryCache:
         key = cache_key(kind, params, scope)
         if not scope.pinned and scope.tenant_version is None:
             return {**await compute(), "cache": _block(False, key, "bypass")}, False
+        queued = self._pending.get(key)
+        if queued is not None:  # this process is still storing that entry: read after it
+            await asyncio.wait([queued])
         try:
             found = await self._lookup(key, scope)
         except CacheUnavailable:
@@ -274,8 +297,8 @@ class QueryCache:
             return {**found, "cache": _block(True, key, "hit")}, True
         self.stats.misses += 1
         result = await compute()
-        status = await self._store(key, scope, result)
-        return {**result, "cache": _block(False, key, status)}, False
+        return {**result, "cache": _block(False, key, await self._store(key, scope, result))}, \
+            False
 
     async def invalidate(self, tenant: str, version: int, changed_ids: Iterable[str]) -> int:
         """Evict every entry of ``tenant`` indexed under a changed id; returns how many.
@@ -333,16 +356,35 @@ class QueryCache:
         return None
 
     async def _store(self, key: str, scope: ReadScope, result: dict[str, Any]) -> str:
+        """The store's status; ``storing`` when it was queued to run after the answer."""
         if result.get("degraded"):  # a strategy failed: do not pin that answer for the TTL
             self.stats.not_stored += 1
             return "not_stored"
+        # serialised and indexed now: the caller may go on to change what it was given
         payload = json.dumps({"tv": scope.tenant_version, "v": scope.version,
                               "result": result}, default=str)
+        touched = None if scope.pinned else touched_ids(result, self.prefixes)
+        if (self.defer_stores and len(self._pending) < MAX_PENDING_STORES
+                and key not in self._pending):
+            task = asyncio.get_running_loop().create_task(
+                self._write(key, scope, payload, touched))
+            self._pending[key] = task
+            task.add_done_callback(partial(self._stored, key))
+            return "storing"
+        return await self._write(key, scope, payload, touched)
+
+    def _stored(self, key: str, task: asyncio.Task[str]) -> None:
+        if self._pending.get(key) is task:
+            del self._pending[key]
+        if not task.cancelled() and task.exception() is not None:
+            log.error("deferred cache store failed: %r", task.exception())
+
+    async def _write(self, key: str, scope: ReadScope, payload: str,
+                     touched: set[str] | None) -> str:
         try:
-            if scope.pinned:
+            if touched is None:  # pinned: immutable, never indexed
                 stored = await self._guarded(partial(self._set, key, payload))
             else:
-                touched = touched_ids(result, self.prefixes)
                 stored = await self._guarded(lambda: self._store_indexed(
                     key, scope, payload, touched))
         except CacheUnavailable:

@@ -218,8 +218,9 @@ class CacheRuntime:
 
 
 def start_cache(settings: Settings, ontology: Ontology | None = None) -> CacheRuntime:
-    """The query cache and its invalidator, started on the running event loop."""
-    cache = QueryCache.from_settings(settings, ontology)
+    """The query cache and its invalidator, started on the running event loop (a long-lived
+    process: a miss is answered before its store reaches Redis, see :mod:`substrate.cache`)."""
+    cache = QueryCache.from_settings(settings, ontology, defer_stores=True)
     invalidator = CacheInvalidator(settings, cache)
     invalidator.start()
     return CacheRuntime(cache, invalidator)

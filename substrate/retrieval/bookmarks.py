@@ -10,17 +10,26 @@ driver's own ``execute_query`` bookmark manager: this process's writes).
 A bookmark Neo4j refuses (malformed, of another database, never reached in time) must not
 break reads: the read is re-run without it, the refusal counted, and that bookmark not offered
 again.
+
+Each read is one auto-commit query routed as a read (RUN and PULL in one Bolt round trip; a
+managed transaction, as ``execute_query`` runs, adds BEGIN and a COMMIT round trip). A read is
+idempotent, so a retryable failure (a leader change, a lost connection, a transient error) is
+re-run the way ``execute_query`` would: with backoff, for at most ``NEO4J_RETRY_S``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from neo4j import AsyncDriver, AsyncGraphDatabase, Bookmarks, Record
-from neo4j.exceptions import Neo4jError
+from neo4j import AsyncDriver, Bookmarks, Record
+from neo4j.exceptions import DriverError, Neo4jError
+
+from substrate.db import NEO4J_RETRY_S
 
 REFUSED = frozenset({
     "Neo.ClientError.Transaction.InvalidBookmark",
@@ -28,6 +37,8 @@ REFUSED = frozenset({
     "Neo.TransientError.Transaction.BookmarkTimeout",
 })
 MAX_REFUSED = 1024  # refused bookmarks remembered (then forgotten all at once)
+RETRY_FIRST_S = 0.05  # first backoff of a retried read; doubles up to RETRY_MAX_S
+RETRY_MAX_S = 1.0
 
 
 def fingerprint(bookmarks: Sequence[str]) -> str:
@@ -57,19 +68,14 @@ class ReadBookmarks:
         """Run ``query`` as a routed read, after ``bookmarks`` when given."""
         usable = self.usable(bookmarks)
         if not usable:
-            records, _, _ = await driver.execute_query(query, params, routing_="r")
-            return records
-        manager = AsyncGraphDatabase.bookmark_manager(
-            initial_bookmarks=Bookmarks.from_raw_values(usable))
+            return await read(driver, query, params)
         try:
-            records, _, _ = await driver.execute_query(query, params, routing_="r",
-                                                       bookmark_manager_=manager)
+            records = await read(driver, query, params, usable)
         except Neo4jError as exc:
             if exc.code not in REFUSED:
                 raise
             self._refuse(usable, f"{exc.code}: {exc.message}")
-            records, _, _ = await driver.execute_query(query, params, routing_="r")
-            return records
+            return await read(driver, query, params)
         self.stats.reads += 1
         self.stats.last_fingerprint = fingerprint(usable)
         return records
@@ -80,3 +86,24 @@ class ReadBookmarks:
         self._refused.update(bookmarks)
         self.stats.refused += 1
         self.stats.last_refusal = reason[:300]
+
+
+async def read(driver: AsyncDriver, query: str, params: dict[str, Any],
+               bookmarks: Sequence[str] = ()) -> list[Record]:
+    """One auto-commit read routed to a reader: after ``bookmarks`` when given, else after
+    this process's own writes (the driver's ``execute_query`` bookmark manager). Retryable
+    failures are re-run with backoff within ``NEO4J_RETRY_S``."""
+    session_config: dict[str, Any] = (
+        {"bookmarks": Bookmarks.from_raw_values(bookmarks)} if bookmarks
+        else {"bookmark_manager": driver.execute_query_bookmark_manager})
+    deadline, delay = time.monotonic() + NEO4J_RETRY_S, RETRY_FIRST_S
+    while True:
+        try:
+            async with driver.session(default_access_mode="READ", **session_config) as session:
+                result = await session.run(query, params)
+                return [record async for record in result]
+        except (Neo4jError, DriverError) as exc:
+            if not exc.is_retryable() or time.monotonic() + delay > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, RETRY_MAX_S)

@@ -72,8 +72,8 @@ async def resolved_with(reader: GraphReader, scope: ReadScope, template: str, va
     """One round trip of a ``retrieval/direct_*`` template: the service named by ``value``
     (canonical id, name or alias) and the template's rows about it."""
     ceid, name = split_id(value, "service")
-    found = await reader.rows(template, scope, {"label": "Service", **(ctx or {})},
-                              ceid=ceid, name=name, **params)
+    found = await reader.plain_rows(template, scope, {"label": "Service", **(ctx or {})},
+                                    ceid=ceid, name=name, **params)  # maps and values only
     if not found:
         raise _not_found(value, "Service", scope)
     return dict(found[0]["entity"]), list(found[0]["rows"])

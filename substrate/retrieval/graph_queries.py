@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from neo4j import AsyncDriver
+from neo4j import AsyncDriver, Record
 
 from substrate.cypher import CypherLibrary
 from substrate.observability.metrics import CYPHER_SECONDS
@@ -21,6 +21,18 @@ class GraphReader:
 
     async def rows(self, template_name: str, scope: ReadScope, ctx: dict[str, Any] | None = None,
                    **params: Any) -> list[dict[str, Any]]:
+        return [r.data() for r in await self.records(template_name, scope, ctx, **params)]
+
+    async def plain_rows(self, template_name: str, scope: ReadScope,
+                         ctx: dict[str, Any] | None = None, **params: Any
+                         ) -> list[dict[str, Any]]:
+        """``rows`` of a template that returns maps and values only (no nodes, relationships
+        or paths, which ``Record.data`` would turn into maps): the records as they came."""
+        return [dict(zip(r.keys(), r, strict=True))
+                for r in await self.records(template_name, scope, ctx, **params)]
+
+    async def records(self, template_name: str, scope: ReadScope,
+                      ctx: dict[str, Any] | None = None, **params: Any) -> list[Record]:
         template = self.cypher.get(template_name)
         query = template.render(**(ctx or {}))
         with TRACER.start_as_current_span(f"cypher {template_name}", attributes={
@@ -30,4 +42,4 @@ class GraphReader:
             records = await self.bookmarks.execute(
                 self.driver, query, {**scope.params(), **params}, scope.bookmarks)
             span.set_attribute("db.response.returned_rows", len(records))
-        return [r.data() for r in records]
+        return records

@@ -7,7 +7,9 @@ it answers, one audit INSERT per request afterwards.
   -> 503 with ``Retry-After`` (the request is denied, never let through unchecked).
 * Redaction: every string of a JSON response (and of every WebSocket frame) goes through
   :class:`substrate.security.pii.Redactor` with the kinds the verdict names; a successful JSON
-  object response gets ``"policy": {"redacted": {kind: count}, "engine", "request_id"}``.
+  object response gets ``"policy": {"redacted": {kind: count}, "engine", "request_id"}``. A
+  route answering with :func:`policy_json` has its data redacted before it is serialised
+  (once); every other JSON body is parsed, redacted and serialised again here.
 * Audit: the decision (``allowed``/``denied``) and, when anything was redacted, a
   ``redacted`` row with the counts — queued when the response is sent and written with the
   other requests' rows by a background task within ``audit.AUDIT_FLUSH_S`` (one INSERT batch,
@@ -22,6 +24,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.limits import _send_error
@@ -76,6 +80,14 @@ class RequestPolicy:
     verdict: Verdict | None = None
     redactor: Redactor = field(default_factory=Redactor)
     refusal: str | None = None  # reason when the engine was unavailable
+    answered: bool = False  # the route sent a policy_json answer: already redacted
+
+    def redacted(self, data: Any, success: bool) -> Any:
+        """``data`` redacted; a successful object answer also gets the ``policy`` block."""
+        data = self.redactor.walk(data)
+        if isinstance(data, dict) and success:
+            data["policy"] = self.block()
+        return data
 
     def block(self) -> dict[str, Any]:
         return {"redacted": self.redactor.summary(),
@@ -175,7 +187,7 @@ class PolicyMiddleware:
         async def redacting_send(message: Message) -> None:
             nonlocal start
             if message["type"] == "http.response.start":
-                if not _is_json(message):
+                if policy.answered or not _is_json(message):
                     await send(message)
                     return
                 start = message
@@ -201,10 +213,7 @@ class PolicyMiddleware:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return raw
-        data = policy.redactor.walk(data)
-        if isinstance(data, dict) and success:
-            data["policy"] = policy.block()
-        return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":")).encode()
+        return _dumps(policy.redacted(data, success))
 
     def _ws_send(self, send: Send, policy: RequestPolicy) -> Send:
         async def redacting_send(message: Message) -> None:
@@ -235,6 +244,35 @@ class PolicyMiddleware:
     async def drain(self) -> None:
         """Write the queued audit rows now (shutdown, tests)."""
         await self._audits.drain()
+
+
+def _dumps(data: Any) -> bytes:
+    return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class _Redacted(JSONResponse):
+    """A JSON answer whose data the policy step already redacted: sent as it is."""
+
+    def __init__(self, content: Any, policy: RequestPolicy) -> None:
+        self.policy = policy
+        super().__init__(content)
+
+    def render(self, content: Any) -> bytes:
+        return _dumps(content)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.policy.answered = True  # set when this answer, not an error instead, is sent
+        await super().__call__(scope, receive, send)
+
+
+def policy_json(request: Request, content: dict[str, Any]) -> JSONResponse:
+    """A 200 JSON answer redacted by the request's policy step on its data (one
+    serialisation instead of the middleware's parse, redact and serialise again); the same
+    body, ``policy`` block included. No policy step (an exempt path): a plain JSONResponse."""
+    policy = request.scope.get("state", {}).get("policy")
+    if not isinstance(policy, RequestPolicy):
+        return JSONResponse(content)
+    return _Redacted(policy.redacted(content, True), policy)
 
 
 def _is_json(start: Message) -> bool:

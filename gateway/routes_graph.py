@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from gateway.params import bool_param, float_param, int_param, scope_from, service
+from gateway.policy import policy_json
 from substrate.errors import BadRequest
 from substrate.retrieval.direct import DependencyQuery
 from substrate.retrieval.evidence import direct_evidence
@@ -40,7 +41,7 @@ async def dependencies(request: Request) -> JSONResponse:
             for i, h in enumerate(row["hops"])]
     evidence = direct_evidence(scope.version, [out["service"]], hops, out["truncated"],
                                "local_graphrag")
-    return JSONResponse({**out, "snapshot_version": scope.version, **evidence})
+    return policy_json(request, {**out, "snapshot_version": scope.version, **evidence})
 
 
 async def ownership(request: Request) -> JSONResponse:
@@ -55,7 +56,7 @@ async def ownership(request: Request) -> JSONResponse:
     out = await service(request).ownership(scope, request.path_params["service_id"])
     hops = [{**c, "hop": 1} for o in out["owners"] for c in o["claims"]]
     evidence = direct_evidence(scope.version, [out["service"]], hops, False, "owns_traversal")
-    return JSONResponse({**out, "snapshot_version": scope.version, **evidence})
+    return policy_json(request, {**out, "snapshot_version": scope.version, **evidence})
 
 
 async def memory(request: Request) -> JSONResponse:
@@ -78,4 +79,4 @@ async def memory(request: Request) -> JSONResponse:
         out = await svc.memory(scope, value, limit)
     hops = [{**i["hop"], "hop": 1} for i in out["items"]]
     evidence = direct_evidence(scope.version, [out["service"]], hops, out["truncated"], "memory")
-    return JSONResponse({**out, "snapshot_version": scope.version, **evidence})
+    return policy_json(request, {**out, "snapshot_version": scope.version, **evidence})

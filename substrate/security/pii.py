@@ -209,6 +209,13 @@ def redact(text: str, kinds: Iterable[str] = KINDS) -> tuple[str, Counter[str]]:
     return "".join(parts), Counter(f.kind for f in findings)
 
 
+@functools.lru_cache(maxsize=8192)
+def _redact_memo(text: str, kinds: frozenset[str]) -> tuple[str, tuple[tuple[str, int], ...]]:
+    out, counts = redact(text, kinds)
+    return out, tuple(sorted(counts.items()))
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})  # nothing to redact in them
 # keys whose values are structural (hashes, cache keys, the policy block itself), not text
 NOT_TEXT_KEYS = frozenset({"bundle_hash", "cache", "policy", "request_id", "next_cursor",
                            "content_hash"})
@@ -223,11 +230,29 @@ class Redactor:
     counts: Counter[str] = field(default_factory=Counter)
 
     def text(self, value: str) -> str:
-        out, counts = redact(value, self.kinds)
-        self.counts.update(counts)
+        if len(value) < MIN_LENGTH:
+            return value
+        if len(value) > MEMO_MAX_LENGTH:
+            out, counts = redact(value, self.kinds)
+            self.counts.update(counts)
+            return out
+        # names, ids and refs repeat across answers: remembered with their counts
+        out, found = _redact_memo(value, frozenset(self.kinds))
+        if found:
+            self.counts.update(dict(found))
         return out
 
     def walk(self, value: Any) -> Any:
+        kind = type(value)  # exact types first: every string of every answer comes here
+        if kind is str:
+            return self.text(value)
+        if kind in _SCALARS:
+            return value
+        if kind is dict:
+            return {k: v if k in NOT_TEXT_KEYS or type(v) in _SCALARS else self.walk(v)
+                    for k, v in value.items()}
+        if kind is list or kind is tuple:
+            return [v if type(v) in _SCALARS else self.walk(v) for v in value]
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):

@@ -18,6 +18,7 @@ Anything below the verification threshold (0.92 by default) goes to ``GraphBatch
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -94,6 +95,7 @@ class NameIndex:
         self.entities: dict[str, Entity] = {}
         self._exact: dict[str, set[str]] = {}
         self._keys: dict[str, set[str]] = {}
+        self._fingerprint: str | None = None
 
     def __contains__(self, ceid: str) -> bool:
         return ceid in self.entities
@@ -108,6 +110,7 @@ class NameIndex:
         if entity is None:
             entity = Entity(cid, label, name, pending_reason=pending_reason)
             self.entities[cid] = entity
+            self._fingerprint = None
             self._index(cid, name)
         entity.add_evidence(ref)
         return entity
@@ -123,8 +126,24 @@ class NameIndex:
         return found[0] if len(found) == 1 else None
 
     def _index(self, cid: str, name: str) -> None:
-        self._exact.setdefault(slug(name), set()).add(cid)
-        self._keys.setdefault(normalise(name), set()).add(cid)
+        exact, key = self._exact.setdefault(slug(name), set()), \
+            self._keys.setdefault(normalise(name), set())
+        if cid not in exact or cid not in key:
+            exact.add(cid)
+            key.add(cid)
+            self._fingerprint = None
+
+    def fingerprint(self) -> str:
+        """A digest of everything :meth:`resolve` reads (names, keys, labels, which entities
+        are pending): two indexes with the same fingerprint resolve every name alike, so a
+        history replay can reuse what it resolved at an earlier commit."""
+        if self._fingerprint is None:
+            state = (sorted((k, sorted(v)) for k, v in self._exact.items()),
+                     sorted((k, sorted(v)) for k, v in self._keys.items()),
+                     sorted((c, e.label, bool(e.pending_reason))
+                            for c, e in self.entities.items()))
+            self._fingerprint = hashlib.blake2b(repr(state).encode(), digest_size=16).hexdigest()
+        return self._fingerprint
 
     def _live(self, cids: Iterable[str], label: str | None) -> list[str]:
         found = (c for c in cids if c in self.entities and not self.entities[c].pending_reason)

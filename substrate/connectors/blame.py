@@ -1,24 +1,46 @@
 """Where each line of a file came from: ``git blame --porcelain``, cached across commits.
 
 The cache is exact, never a guess: blame of ``path`` at commit ``C`` is reused for a commit
-whose only parent is ``C`` and whose ``path`` has the same blob (a commit that does not touch
-a file leaves its blame unchanged). Replaying a history commit by commit therefore runs
-``git blame`` only for the files each commit changed.
+whose first parent is ``C`` and whose ``path`` has the same blob (a commit that does not touch
+a file leaves its blame unchanged: git passes a file's whole blame to a parent holding the
+same blob, the first parent first, merges included). Replaying a history commit by commit
+therefore runs ``git blame`` only for the files each commit changed. A replay that already
+knows each commit's first parent and changed paths declares them
+(:func:`declare_first_parent`), which spares two git processes per commit.
 """
 
 from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 
 from substrate.connectors.gitcmd import GitError, run_git, tree_blobs
+
+
+@dataclass(frozen=True)
+class FirstParent:
+    """A commit's first parent and how to tell a file unchanged from it: the parent's blobs,
+    or the paths the commit changes against it (``git diff --no-renames``)."""
+
+    sha: str
+    blobs: dict[str, str] | None = None
+    changed: Collection[str] = ()
+
+    def same_blob(self, path: str, blob: str) -> bool:
+        if self.blobs is not None:
+            return self.blobs.get(path) == blob
+        return path not in self.changed
+
 
 Origin = tuple[str, int, str]  # (commit sha, line there, path there)
 Origins = tuple[Origin, ...]  # per line of the file
 _HEADER = re.compile(r"^([0-9a-f]{40}) (\d+) (\d+)")
 _CACHE: OrderedDict[tuple[str, str, str], tuple[str, Origins]] = OrderedDict()
-_PARENTS: dict[tuple[str, str], tuple[str, dict[str, str]] | None] = {}
+_PARENTS: dict[tuple[str, str], FirstParent | None] = {}
+_LATEST: dict[tuple[str, str], str] = {}  # (repo, path) -> commit of its newest blame kept
 _SAME_AS: dict[tuple[str, str], str] = {}  # (repo, commit) -> an older commit, same files read
 _LIMIT = 20_000
 
@@ -40,6 +62,12 @@ def parse_porcelain(text: str, path: str = "") -> Origins:
     ``git show <commit>:<path>`` exists). Git prints it once per commit (or per group when
     the commit has several paths); a group without one reuses its commit's last name.
     """
+    return _porcelain(text, path)[0]
+
+
+def _porcelain(text: str, path: str) -> tuple[Origins, set[str]]:
+    """:func:`parse_porcelain` and the boundary commits (a ranged blame's lower end)."""
+    boundary: set[str] = set()
     found: dict[int, tuple[str, int]] = {}
     group_of: dict[int, int] = {}
     group_file: list[str] = []
@@ -60,22 +88,31 @@ def parse_porcelain(text: str, path: str = "") -> Origins:
             name = line[len("filename "):]
             last_file[group_sha] = name
             group_file[-1] = name
-    return tuple((*found[n], group_file[group_of[n]]) for n in sorted(found))
+        elif line == "boundary":
+            boundary.add(group_sha)
+    return tuple((*found[n], group_file[group_of[n]]) for n in sorted(found)), boundary
 
 
-def _only_parent(repo: Path, commit: str) -> tuple[str, dict[str, str]] | None:
-    """The single parent of ``commit`` and its blobs (``None`` for merges and roots)."""
+def declare_first_parent(repo: Path, commit: str, parent: str, changed: Collection[str]) -> None:
+    """Declare ``commit``'s first parent and the paths it changes against it (every path
+    added, deleted or modified, renames as both names)."""
+    _PARENTS[(str(repo), commit)] = FirstParent(parent, changed=changed)
+
+
+def _first_parent(repo: Path, commit: str) -> FirstParent | None:
+    """The first parent of ``commit`` (``None`` for a root)."""
     key = (str(repo), commit)
     if key not in _PARENTS:
         shas = run_git(repo, "rev-list", "--parents", "-n", "1", commit).split()
         parents = [s.decode() for s in shas[1:]]
-        one = (parents[0], tree_blobs(repo, parents[0])) if len(parents) == 1 else None
-        _PARENTS[key] = one
+        _PARENTS[key] = FirstParent(parents[0], tree_blobs(repo, parents[0])) \
+            if parents else None
     return _PARENTS[key]
 
 
 def _remember(key: tuple[str, str, str], value: tuple[str, Origins]) -> None:
     _CACHE[key] = value
+    _LATEST[(key[0], key[2])] = key[1]
     _CACHE.move_to_end(key)
     while len(_CACHE) > _LIMIT:
         _CACHE.popitem(last=False)
@@ -88,17 +125,46 @@ def blame(repo: Path, commit: str, blob: str, path: str) -> Origins:
     key = (str(repo), commit, path)
     if key in _CACHE:
         return _CACHE[key][1]
-    parent = _only_parent(repo, commit)
-    if parent is not None and parent[1].get(path) == blob:
-        source = _SAME_AS.get((str(repo), parent[0]), parent[0])
+    parent = _first_parent(repo, commit)
+    if parent is not None and parent.same_blob(path, blob):
+        source = _SAME_AS.get((str(repo), parent.sha), parent.sha)
         cached = _CACHE.get((str(repo), source, path))
         if cached is not None and cached[0] == blob:
             _remember(key, cached)
             return cached[1]
-    out = run_git(repo, "blame", "--porcelain", commit, "--", path)
-    origins = parse_porcelain(out.decode("utf-8", "replace"), path)
+    origins = _since_kept(repo, commit, path)
+    if origins is None:
+        out = run_git(repo, "blame", "--porcelain", commit, "--", path)
+        origins = parse_porcelain(out.decode("utf-8", "replace"), path)
     _remember(key, (blob, origins))
     return origins
+
+
+def _since_kept(repo: Path, commit: str, path: str) -> Origins | None:
+    """Blame of ``path`` at ``commit`` from the newest one kept (at ``since``):
+    ``git blame since..commit`` walks only the commits between, and each line it leaves at
+    the boundary ``since`` has the origin ``since``'s blame gives that line (git hands a
+    line to a parent, then traces it from there exactly as a blame started there does).
+    ``None`` (run a full blame) when a line stops at another boundary commit, or ``since``'s
+    blame of the file under its name there is no longer kept."""
+    since = _LATEST.get((str(repo), path))
+    if since is None or since == commit:
+        return None
+    try:
+        out = run_git(repo, "blame", "--porcelain", f"{since}..{commit}", "--", path)
+    except GitError:
+        return None
+    ranged, boundary = _porcelain(out.decode("utf-8", "replace"), path)
+    origins: list[Origin] = []
+    for sha, line, name in ranged:
+        if sha not in boundary:
+            origins.append((sha, line, name))
+            continue
+        kept = _CACHE.get((str(repo), since, name)) if sha == since else None
+        if kept is None or not 1 <= line <= len(kept[1]):
+            return None
+        origins.append(kept[1][line - 1])
+    return tuple(origins)
 
 
 def blame_line(

@@ -6,15 +6,16 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
 from substrate.connectors import renames
-from substrate.connectors.blame import same_files_as
+from substrate.connectors.blame import declare_first_parent, same_files_as
 from substrate.connectors.chunking import ChunkerConfig, chunk_document
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.history import CommitInfo, first_parent_commits
-from substrate.connectors.path_filter import needed_commits
+from substrate.connectors.path_filter import Change, changed_paths, commits_to_parse
 from substrate.connectors.replay_lock import latest_valid_at, replay_lock
 from substrate.graph.merge import merge_entities
 from substrate.graph.records import EdgeRecord, GraphBatch
@@ -39,29 +40,30 @@ def with_chunks(batch: GraphBatch) -> GraphBatch:
     return batch
 
 
-def _processed(dsn: str, tenant: str, source: str) -> set[str]:
-    with psycopg.connect(dsn) as conn:
-        rows = conn.execute(
-            "SELECT sha FROM ingested_commits WHERE tenant_id = %s AND source = %s",
-            (tenant, source),
-        ).fetchall()
+Conn = psycopg.Connection[Any]
+
+
+def _processed(conn: Conn, tenant: str, source: str) -> set[str]:
+    rows = conn.execute(
+        "SELECT sha FROM ingested_commits WHERE tenant_id = %s AND source = %s",
+        (tenant, source),
+    ).fetchall()
     return {str(r[0]) for r in rows}
 
 
-def _mark(dsn: str, tenant: str, source: str, commit: CommitInfo, version: int | None) -> None:
-    with psycopg.connect(dsn) as conn:
-        conn.execute(
-            "INSERT INTO ingested_commits (tenant_id, source, sha, committed_at, snapshot_version)"
-            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (tenant, source, commit.sha, commit.when, version),
-        )
+def _mark(conn: Conn, tenant: str, source: str, commit: CommitInfo, version: int | None) -> None:
+    conn.execute(
+        "INSERT INTO ingested_commits (tenant_id, source, sha, committed_at, snapshot_version)"
+        " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        (tenant, source, commit.sha, commit.when, version),
+    )
 
 
-def _mark_skipped(dsn: str, tenant: str, source: str, commits: list[CommitInfo]) -> None:
-    """Record commits the path filter did not parse (no snapshot), one connection for all."""
+def _mark_skipped(conn: Conn, tenant: str, source: str, commits: list[CommitInfo]) -> None:
+    """Record commits replayed without a write (no snapshot), in one transaction."""
     if not commits:
         return
-    with psycopg.connect(dsn) as conn, conn.cursor() as cur:
+    with conn.transaction(), conn.cursor() as cur:
         cur.executemany(
             "INSERT INTO ingested_commits (tenant_id, source, sha, committed_at, snapshot_version)"
             " VALUES (%s, %s, %s, %s, NULL) ON CONFLICT DO NOTHING",
@@ -106,20 +108,32 @@ def ingest_git(
     source = f"git:{repo.resolve().name}"
     tenant = tenant or writer.settings.tenant
     with replay_lock(writer.settings.postgres_dsn, tenant, source) as conn:
-        return _replay(writer, repo, source, tenant, latest_valid_at(conn, tenant, source),
+        return _replay(writer, repo, source, tenant, conn, latest_valid_at(conn, tenant, source),
                        history=history, since=since, until=until, every=every,
                        progress=progress, path_filter=path_filter)
 
 
+def _declare_parents(repo: Path, changes: dict[str, tuple[Change, ...]]) -> None:
+    """Each commit's first parent (the next older commit of the first-parent walk) and the
+    paths it changes, for git blame's cache (no git process per commit to find them)."""
+    newest_first = list(changes)
+    for commit, parent in zip(newest_first, newest_first[1:], strict=False):
+        declare_first_parent(repo, commit, parent, {path for _, path in changes[commit]})
+
+
 def _replay(
-    writer: GraphWriter, repo: Path, source: str, tenant: str, clock: datetime | None, *,
-    history: bool, since: str | None, until: str | None, every: int, progress: Progress,
-    path_filter: bool,
+    writer: GraphWriter, repo: Path, source: str, tenant: str, conn: Conn,
+    clock: datetime | None, *, history: bool, since: str | None, until: str | None,
+    every: int, progress: Progress, path_filter: bool,
 ) -> list[CommitResult]:
+    """Replay ``commits`` (see :func:`ingest_git`). A parsed commit whose batch is the one
+    written last (``repr``-equal: same records, same order) is not written again: the
+    writer would find nothing changed and make no snapshot (the result repeats the last
+    one's content hash); after a rename's merge the next batch is always written."""
     commits = first_parent_commits(repo, since=since, until=until, every=every)
     if not history:
         commits = commits[-1:]
-    done = _processed(writer.settings.postgres_dsn, tenant, source)
+    done = _processed(conn, tenant, source)
     skipped = [c for c in commits if c.sha in done]
     commits = [c for c in commits if c.sha not in done]
     if skipped:
@@ -127,9 +141,14 @@ def _replay(
     set_total(progress, len(commits))
     results: list[CommitResult] = []
     started = time.monotonic()
-    parse = needed_commits(repo, [c.sha for c in commits]) if path_filter else None
+    parse: set[str] | None = None
+    if path_filter:
+        changes = changed_paths(repo)
+        parse = commits_to_parse([c.sha for c in commits], changes, reversed(list(changes)))
+        _declare_parents(repo, changes)
     parsed, unparsed = "", list[CommitInfo]()
     previous: GraphBatch | None = None
+    written = ""  # repr of the batch written last ("" after a rename's merge)
     for i, commit in enumerate(commits, 1):
         if parse is not None and commit.sha not in parse and parsed:
             results.append(CommitResult(None, results[-1].content_hash))  # the same batch
@@ -137,7 +156,6 @@ def _replay(
             unparsed.append(commit)
             advance(progress)
             continue
-        _mark_skipped(writer.settings.postgres_dsn, tenant, source, unparsed)
         batch = with_chunks(batch_at(repo, commit.sha))
         moves = (renames.find(repo, parsed, previous, commit.sha, batch)
                  if previous is not None else [])
@@ -146,21 +164,30 @@ def _replay(
         committing = time.monotonic()
         when = datetime.fromisoformat(commit.timestamp)
         clock = when if clock is None or when > clock else clock
-        result = writer.commit(
-            batch, source=source, tenant=tenant, mode="sync", valid_at=clock,
-            note=f"{commit.sha} {commit.subject}",
-        )
+        text = repr(batch) if not moves else ""
+        unwritten = bool(text) and text == written
+        if unwritten:
+            result = CommitResult(None, results[-1].content_hash)
+            unparsed.append(commit)
+        else:
+            _mark_skipped(conn, tenant, source, unparsed)
+            result = writer.commit(
+                batch, source=source, tenant=tenant, mode="sync", valid_at=clock,
+                note=f"{commit.sha} {commit.subject}",
+            )
+            written = text
         observe_ingest(source, result.counts, time.monotonic() - committing,
                        result.snapshot_version is not None)
         for move in moves:
             _carry_identity(writer, tenant, source, commit, clock, move, progress)
-        _mark(writer.settings.postgres_dsn, tenant, source, commit, result.snapshot_version)
+        if not unwritten:
+            _mark(conn, tenant, source, commit, result.snapshot_version)
         results.append(result)
         progress(f"[git] {i}/{len(commits)} {commit.sha[:8]} {commit.timestamp} "
                  f"snapshot {result.snapshot_version or 'unchanged'} "
                  f"({time.monotonic() - started:.1f}s)")
         advance(progress)
-    _mark_skipped(writer.settings.postgres_dsn, tenant, source, unparsed)
+    _mark_skipped(conn, tenant, source, unparsed)
     if parse is not None:
         progress(f"[git] {len(commits) - len(parse)} of {len(commits)} commit(s) change no "
                  f"file a connector reads: not parsed")

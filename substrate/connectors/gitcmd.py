@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 # isolate every git call from the user's and the system's configuration
@@ -33,8 +33,19 @@ def run_git(
     return proc.stdout
 
 
+_KNOWN: set[tuple[str, str]] = set()  # (repo, full sha) that git listed as a commit
+
+
+def known_commits(repo: Path, shas: Iterable[str]) -> None:
+    """Remember full shas ``git log`` listed as commits of ``repo`` (an object id names the
+    same object forever): :func:`resolve_commit` returns them without asking git again."""
+    _KNOWN.update((str(repo), sha) for sha in shas)
+
+
 def resolve_commit(repo: Path, rev: str) -> str:
     """Full sha of ``rev`` (a branch, tag, short sha or ``HEAD``)."""
+    if (str(repo), rev) in _KNOWN:
+        return rev
     return run_git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}").decode().strip()
 
 

@@ -49,8 +49,23 @@ DEFAULT_THRESHOLD = 0.92
 OWNER_PRECEDENCE = ("catalog-info", "owners-map", "CODEOWNERS", "OWNERS")
 
 
+_NAMES: dict[tuple[str, int, int, int], str] = {}  # (repo, its config file's stat) -> name
+
+
 def repo_name(repo: Path) -> str:
-    """``owner/name`` from ``remote.origin.url`` when set, else the checkout's folder name."""
+    """``owner/name`` from ``remote.origin.url`` when set, else the checkout's folder name
+    (kept while the checkout's ``.git/config`` file stays the same)."""
+    try:
+        stat = (Path(repo) / ".git" / "config").stat()
+    except OSError:
+        return _repo_name(repo)
+    key = (str(Path(repo).resolve()), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    if key not in _NAMES:
+        _NAMES[key] = _repo_name(repo)
+    return _NAMES[key]
+
+
+def _repo_name(repo: Path) -> str:
     try:
         url = run_git(repo, "config", "--get", "remote.origin.url").decode().strip()
     except GitError:

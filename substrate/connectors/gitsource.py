@@ -1,11 +1,14 @@
 """Read one commit of a local git checkout without checking it out.
 
 Only the ``git`` command line is used: ``git ls-tree -r <commit>`` lists the files and
-``git cat-file --batch`` (the batched form of ``git show <commit>:<path>``) reads them.
+``git cat-file --batch`` (the batched form of ``git show <commit>:<path>``) reads them, by
+blob id: a blob read at one commit is not read again at the next (a history replay re-reads
+only the files each commit changed; the texts are kept up to ``TEXT_CACHE_CHARS``).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -19,6 +22,26 @@ from substrate.connectors.gitcmd import (
 )
 
 __all__ = ["GitError", "GitSnapshot", "resolve_commit", "run_git", "tree_blobs"]
+
+TEXT_CACHE_CHARS = 64_000_000
+_TEXTS: OrderedDict[str, str] = OrderedDict()  # blob id -> text, least recently used first
+_cached_chars = 0
+
+
+def _cached_text(blob: str) -> str | None:
+    text = _TEXTS.get(blob)
+    if text is not None:
+        _TEXTS.move_to_end(blob)
+    return text
+
+
+def _keep_text(blob: str, text: str) -> None:
+    global _cached_chars
+    if blob not in _TEXTS:
+        _TEXTS[blob] = text
+        _cached_chars += len(text)
+    while _cached_chars > TEXT_CACHE_CHARS and _TEXTS:
+        _cached_chars -= len(_TEXTS.popitem(last=False)[1])
 
 
 class GitSnapshot:
@@ -60,13 +83,26 @@ class GitSnapshot:
         return path in self.blobs
 
     def preload(self, paths: Iterable[str]) -> None:
-        """Read many files with one ``git cat-file --batch`` process."""
-        todo = [p for p in dict.fromkeys(paths) if p not in self._texts]
+        """Read many files with one ``git cat-file --batch`` process (none when every blob
+        was read before); a path not in the commit is not read."""
+        todo = []
+        for path in dict.fromkeys(paths):
+            blob = self.blobs.get(path)
+            if path in self._texts or blob is None:
+                continue
+            text = _cached_text(blob)
+            if text is None:
+                todo.append(path)
+            else:
+                self._texts[path] = text
         if not todo:
             return
-        request = "".join(f"{self.commit}:{p}\n" for p in todo).encode()
-        out = run_git(self.repo, "cat-file", "--batch", stdin=request)
-        self._texts.update(parse_cat_file(out, todo))
+        blobs = list(dict.fromkeys(self.blobs[p] for p in todo))
+        request = "".join(f"{b}\n" for b in blobs).encode()
+        texts = parse_cat_file(run_git(self.repo, "cat-file", "--batch", stdin=request), blobs)
+        for blob, text in texts.items():
+            _keep_text(blob, text)
+        self._texts.update((p, texts[self.blobs[p]]) for p in todo if self.blobs[p] in texts)
 
     def read(self, path: str) -> str:
         """Text of ``path`` at the commit (``KeyError`` if the file is not in it)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 
-from substrate.connectors.gitcmd import run_git
+from substrate.connectors.gitcmd import known_commits, run_git
 from substrate.connectors.gitrepo import DEFAULT_THRESHOLD, batch_at
 from substrate.graph.records import GraphBatch
 
@@ -69,6 +69,7 @@ def list_commits(
     fmt = _SEP.join(("%H", "%cI", "%an", "%ae", "%s"))
     out = run_git(Path(repo), "log", "--first-parent", "--reverse", f"--format={fmt}", rev)
     commits = [_parse(line) for line in out.decode("utf-8", "replace").splitlines() if line]
+    known_commits(Path(repo), (c.sha for c in commits))
     low, high = _bound(since, end=False), _bound(until, end=True)
     kept = [
         c for c in commits if (low is None or c.when >= low) and (high is None or c.when <= high)

@@ -14,6 +14,7 @@ only counts as a service mention when its *form* says it is one:
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -86,10 +87,31 @@ def _resolve(index: NameIndex, surface: str, strong: bool) -> Resolution | None:
     return res if res.candidates else None
 
 
+_MEMO: OrderedDict[tuple[tuple[tuple[int, str], ...], bool, str], tuple[Mention, ...]] = \
+    OrderedDict()
+_MEMO_LIMIT = 2048
+
+
 def find_mentions(
     lines: Iterable[tuple[int, str]], index: NameIndex, plain_words: bool = False
 ) -> list[Mention]:
-    """Every resolvable mention: per target the most confident (then first) occurrence."""
+    """Every resolvable mention: per target the most confident (then first) occurrence.
+    Memoised by text and :meth:`NameIndex.fingerprint`: a history replay reads the same
+    documents against the same names at most commits."""
+    text = tuple(lines)
+    key = (text, plain_words, index.fingerprint())
+    found = _MEMO.get(key)
+    if found is None:
+        found = _MEMO[key] = tuple(_find_mentions(text, index, plain_words))
+        while len(_MEMO) > _MEMO_LIMIT:
+            _MEMO.popitem(last=False)
+    _MEMO.move_to_end(key)
+    return list(found)
+
+
+def _find_mentions(
+    lines: Iterable[tuple[int, str]], index: NameIndex, plain_words: bool
+) -> list[Mention]:
     best: dict[tuple[str, ...], Mention] = {}
     for line_no, text in lines:
         for surface, strong in _surfaces(text, plain_words, index):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,12 +131,14 @@ class SearchContext:
     services: Any = None  # substrate.services.Services, for strategies that need sync access
     pool: Any = None  # the service's PostgreSQL pool (psycopg_pool), None: connect per read
     emit: Any = None  # the /stream stage callback (search.Emit), for partial results
-    _embedding: list[float] | None = None
+    _embedding: asyncio.Future[list[float]] | None = None
 
     async def query_embedding(self) -> list[float]:
+        """The question's vector, computed once: strategies that ask for it together share
+        the one computation (a strategy cancelled meanwhile leaves it running for the rest)."""
         if self._embedding is None:
-            self._embedding = await self.embed_query(self.query)
-        return self._embedding
+            self._embedding = asyncio.ensure_future(self.embed_query(self.query))
+        return await asyncio.shield(self._embedding)
 
     def seed_ids(self, label: str | None = None) -> list[str]:
         return [s["ceid"] for s in self.seeds if label is None or s["label"] == label]

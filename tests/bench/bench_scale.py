@@ -190,7 +190,20 @@ async def throughput(client: httpx.AsyncClient, org: Org, level: int, rng: rando
             "requests_per_s": round(len(samples) / seconds, 1), **pcts(samples or [0.0])}
 
 
-async def measure_http(settings: Settings, tenant: str, org: Org) -> dict[str, Any]:
+def search_templates(org: Org) -> dict[str, Raw]:
+    """The one-round-trip template answering each single-traversal use case (its raw-driver
+    figure is printed beside the /search one)."""
+    lm = org.landmarks
+    out = {e: raw for e, _, raw in direct_endpoints(org)}
+    callers = {**DEPENDENCY_CTX, "direction": "in"}
+    hub = {**out["/dependencies"][2], "ceid": lm["hub"], "name": name(lm["hub"])}
+    return {"RSN-UC-01": out["/dependencies"], "RSN-UC-02": out["/ownership"],
+            "RSN-UC-07": ("retrieval/direct_dependencies", callers, hub),
+            "RSN-UC-08": out["/impact"]}
+
+
+async def measure_http(settings: Settings, tenant: str, org: Org,
+                       use_cases: set[str] | None = None) -> dict[str, Any]:
     headers = {"x-tenant": tenant}
     key = api_key(settings)
     if key:
@@ -202,6 +215,8 @@ async def measure_http(settings: Settings, tenant: str, org: Org) -> dict[str, A
     async with httpx.AsyncClient(base_url=base, timeout=300, headers=headers,
                                  limits=limits) as client:
         for uc, question in questions(org):
+            if use_cases is not None and uc not in use_cases:
+                continue
             req: Request = ("POST", "/search", {"query": question})
             first = (await send(client, req)).json()
             guard.after(first, timed=False)
@@ -225,7 +240,7 @@ async def measure_http(settings: Settings, tenant: str, org: Org) -> dict[str, A
             out["direct"].append(row)
             print(f"  {endpoint} {row.get('uncached', row.get('error'))}", flush=True)
         rng = random.Random(SEED)
-        for level in LEVELS:
+        for level in LEVELS if use_cases is None else ():
             out["throughput"].append(await throughput(client, org, level, rng))
             print(f"  concurrency {level}: {out['throughput'][-1]}", flush=True)
     out["cache_hits_while_uncached"] = guard.hits
@@ -267,9 +282,10 @@ def prepare(settings: Settings, driver: Driver, org: Org, tenant: str, embed: bo
 
 
 def run_size(settings: Settings, driver: Driver, size: str, keep: bool,
-             reuse: str | None = None) -> dict[str, Any]:
+             reuse: str | None = None, use_cases: set[str] | None = None) -> dict[str, Any]:
     """``reuse``: a tenant this benchmark loaded before (``--keep``): measure it again; its
-    load figures are the ones saved when it was loaded."""
+    load figures are the ones saved when it was loaded. ``use_cases``: ask only these (no
+    throughput run)."""
     org = generate(size, SEED)
     tenant = reuse or f"t-scale-{size.lower()}-{secrets.token_hex(3)}"
     saved = settings.home / "bench" / f"scale-load-{tenant}.json"
@@ -283,7 +299,12 @@ def run_size(settings: Settings, driver: Driver, size: str, keep: bool,
         else:
             result["load"] = prepare(settings, driver, org, tenant, embed)
             saved.write_text(json.dumps(result["load"]) + "\n")
-        result.update(asyncio.run(measure_http(settings, tenant, org)))
+        result.update(asyncio.run(measure_http(settings, tenant, org, use_cases)))
+        templates = search_templates(org)
+        for row in result["search"]:
+            if row["use_case"] in templates:
+                row["driver"] = driver_times(settings, driver, tenant,
+                                             templates[row["use_case"]])
         for d in result["direct"]:
             raw = d.pop("raw")
             d["driver"] = driver_times(settings, driver, tenant, raw)
@@ -314,7 +335,7 @@ def report(figures: dict[str, Any], out_dir: Path) -> Path:
                      f"{emb.get('seconds', '-')} s | {ld.get('risks_job', {}).get('seconds')} s |")
     lines += ["", "## /search per use case (ms)", "",
               "| use case | size | uncached p50 / p95 / p99 | cached p50 / p95 / p99 | intent | "
-              "target (M) |", "|---|---|---|---|---|---|"]
+              "target (M) | driver p50 / p95 (template) |", "|---|---|---|---|---|---|---|"]
     for uc in TARGET_MS:
         for s in sizes:
             row = next((r for r in s.get("search", []) if r["use_case"] == uc), None)
@@ -325,7 +346,7 @@ def report(figures: dict[str, Any], out_dir: Path) -> Path:
                       if s["size"] == "M" else "")
             lines.append(f"| {uc} | {s['size']} | {u['p50_ms']} / {u['p95_ms']} / {u['p99_ms']}"
                          f" | {c['p50_ms']} / {c['p95_ms']} / {c['p99_ms']} | {row['intent']} | "
-                         f"{target} |")
+                         f"{target} | {drv_cell(row.get('driver'))} |")
     lines += ["", "## Direct endpoints (ms) and the raw driver", "",
               "| endpoint | size | uncached p50 / p95 / p99 | cached p50 / p95 | driver p50 / p95 "
               "(template) | overhead p50 |", "|---|---|---|---|---|---|"]
@@ -351,6 +372,12 @@ def report(figures: dict[str, Any], out_dir: Path) -> Path:
     path = out_dir / "scale.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def drv_cell(drv: dict[str, Any] | None) -> str:
+    if not drv:
+        return ""
+    return f"{drv.get('p50_ms')} / {drv.get('p95_ms')} ({drv['template']})"
 
 
 def plots(figures: dict[str, Any], out_dir: Path) -> list[Path]:
@@ -393,17 +420,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default=default)
     parser.add_argument("--keep", action="store_true", help="keep the tenants afterwards")
     parser.add_argument("--tenant", help="measure this kept tenant again (one size only)")
+    parser.add_argument("--use-cases", help="ask only these, e.g. RSN-UC-01,RSN-UC-07 "
+                        "(skips the throughput run)")
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     settings = Settings.from_env()
     out_dir = settings.home / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     driver = neo4j_driver(settings)
     load_before = os.getloadavg()[0]
+    use_cases = ({u.strip() for u in args.use_cases.split(",") if u.strip()}
+                 if args.use_cases else None)
     sizes = []
     try:
         for size in [s.strip().upper() for s in args.sizes.split(",") if s.strip()]:
             sizes.append(run_size(settings, driver, size, args.keep or bool(args.tenant),
-                                  args.tenant))
+                                  args.tenant, use_cases))
     finally:
         driver.close()
     figures = {"benchmark": "scale", "seed": SEED, "repeats": REPEATS, "sizes": sizes,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from substrate.errors import BadRequest, NotFound
 from substrate.graph.records import slug
 from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.mentions import escape_lucene
 from substrate.retrieval.scope import ReadScope
 
 DEPENDENCY_TYPES = ("CALLS", "DEPENDS_ON", "IMPORTS", "HOSTS")
@@ -56,11 +58,20 @@ def _not_found(value: str, label: str, scope: ReadScope) -> NotFound:
                     f"{scope.version}", {"id": value, "snapshot_version": scope.version})
 
 
+def name_phrase(name: str) -> str | None:
+    """A Lucene query for the entities whose name or an alias has the words of ``name`` in
+    order (a superset of those whose name is ``name`` in any case); None: no words."""
+    if not re.search(r"[^\W_]", name):
+        return None
+    phrase = escape_lucene(name)
+    return f'name:"{phrase}" OR alias_text:"{phrase}"'
+
+
 async def resolve(reader: GraphReader, scope: ReadScope, value: str,
                   label: str = "Service", prefix: str = "service") -> dict[str, Any]:
     ceid, name = split_id(value, prefix)
     rows = await reader.rows("retrieval/resolve_entity", scope, {"label": label},
-                             ceid=ceid, name=name)
+                             ceid=ceid, name=name, lucene=name_phrase(name))
     if not rows:
         raise _not_found(value, label, scope)
     return dict(rows[0]["entity"])

@@ -13,6 +13,7 @@ a prefix shared by several links none (ambiguous partial names are not guessed).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,7 +25,7 @@ MAX_NAMES = 5000
 MIN_PREFIX = 4
 _SUFFIXES = ("service", "svc", "api", "server")
 _WORD = re.compile(r"[A-Za-z0-9][\w.-]*")
-_CACHE: dict[tuple[str, int, tuple[str, ...]], list[tuple[str, dict[str, Any]]]] = {}
+_CACHE: dict[tuple[str, int, tuple[str, ...]], Gazetteer] = {}
 
 
 def squash(text: str) -> str:
@@ -47,59 +48,74 @@ def _ngrams(words: list[tuple[int, str]]) -> Iterable[tuple[int, list[str]]]:
                 yield words[i][0], [w for _, w in words[i:i + n]]
 
 
+class Gazetteer:
+    """The names of one tenant view, indexed once: squashed key -> entities, and each
+    service's key in sorted order (unique-prefix lookups by bisection)."""
+
+    def __init__(self, names: list[tuple[str, dict[str, Any]]]) -> None:
+        self.index: dict[str, list[dict[str, Any]]] = {}
+        for key, entity in names:
+            self.index.setdefault(key, []).append(entity)
+        self.services = {e["ceid"]: (k, e) for k, e in names if e.get("label") == "Service"}
+        self._keys = sorted((k, c) for c, (k, _) in self.services.items())
+
+    def match(self, question: str) -> list[dict[str, Any]]:
+        """Entities named in ``question``, in order of appearance."""
+        words = [(m.start(), m.group(0).rstrip(".").removesuffix("'s").removesuffix("’s"))
+                 for m in _WORD.finditer(question)]
+        found: list[tuple[int, dict[str, Any]]] = []
+        for pos, gram in _ngrams(words):
+            if len(gram) == 1 and is_stop_word(gram[0]):
+                continue
+            key = squash("".join(gram))
+            for strip in ("",) + _SUFFIXES:
+                k = key[: -len(strip)] if strip and key.endswith(strip) else key
+                if strip and k == key:
+                    continue
+                found += [(pos, e) for e in self.index.get(k, [])]
+        if not found:
+            found = self._unique_prefixes(words)
+        seen: set[str] = set()
+        out = []
+        for _, entity in sorted(found, key=lambda f: (f[0], f[1].get("label") != "Service")):
+            if entity["ceid"] not in seen:
+                seen.add(entity["ceid"])
+                out.append({**entity, "why": "name in the question"})
+        return out
+
+    def _unique_prefixes(self, words: list[tuple[int, str]]
+                         ) -> list[tuple[int, dict[str, Any]]]:
+        found = []
+        for pos, word in words:
+            w = squash(word)
+            if len(w) < MIN_PREFIX or is_stop_word(word):
+                continue
+            hits = set()
+            for key, ceid in self._keys[bisect_left(self._keys, (w, "")):]:
+                if not key.startswith(w):
+                    break
+                hits.add(ceid)
+            if len(hits) == 1:
+                found.append((pos, self.services[hits.pop()][1]))
+        return found
+
+
 def match_names(question: str, names: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Entities named in ``question``, in order of appearance (pure; no database)."""
-    index: dict[str, list[dict[str, Any]]] = {}
-    for key, entity in names:
-        index.setdefault(key, []).append(entity)
-    words = [(m.start(), m.group(0).rstrip(".").removesuffix("'s").removesuffix("’s"))
-             for m in _WORD.finditer(question)]
-    found: list[tuple[int, dict[str, Any]]] = []
-    for pos, gram in _ngrams(words):
-        if len(gram) == 1 and is_stop_word(gram[0]):
-            continue
-        key = squash("".join(gram))
-        for strip in ("",) + _SUFFIXES:
-            k = key[: -len(strip)] if strip and key.endswith(strip) else key
-            if strip and k == key:
-                continue
-            found += [(pos, e) for e in index.get(k, [])]
-    if not found:
-        found = _unique_prefixes(words, names)
-    seen: set[str] = set()
-    out = []
-    for _, entity in sorted(found, key=lambda f: (f[0], f[1].get("label") != "Service")):
-        if entity["ceid"] not in seen:
-            seen.add(entity["ceid"])
-            out.append({**entity, "why": "name in the question"})
-    return out
+    return Gazetteer(names).match(question)
 
 
-def _unique_prefixes(words: list[tuple[int, str]], names: list[tuple[str, dict[str, Any]]]
-                     ) -> list[tuple[int, dict[str, Any]]]:
-    services = {e["ceid"]: (k, e) for k, e in names if e.get("label") == "Service"}
-    found = []
-    for pos, word in words:
-        w = squash(word)
-        if len(w) < MIN_PREFIX or is_stop_word(word):
-            continue
-        hits = {c for c, (k, _) in services.items() if k.startswith(w)}
-        if len(hits) == 1:
-            found.append((pos, services[hits.pop()][1]))
-    return found
-
-
-async def tenant_names(reader: GraphReader, scope: ReadScope) -> list[tuple[str, dict[str, Any]]]:
+async def tenant_gazetteer(reader: GraphReader, scope: ReadScope) -> Gazetteer:
     key = (scope.tenant, scope.version, scope.clearance)
     if key not in _CACHE:
         rows = await reader.rows("retrieval/entity_names", scope, limit=MAX_NAMES)
         if len(_CACHE) > 64:
             _CACHE.clear()
-        _CACHE[key] = [(k, dict(r["entity"])) for r in rows
-                       for k in name_keys(r["entity"], r["aliases"])]
+        _CACHE[key] = Gazetteer([(k, dict(r["entity"])) for r in rows
+                                 for k in name_keys(r["entity"], r["aliases"])])
     return _CACHE[key]
 
 
 async def link_names(reader: GraphReader, scope: ReadScope,
                      question: str) -> list[dict[str, Any]]:
-    return match_names(strip_qualifiers(question), await tenant_names(reader, scope))
+    return (await tenant_gazetteer(reader, scope)).match(strip_qualifiers(question))

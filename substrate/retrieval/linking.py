@@ -28,12 +28,9 @@ def _exactness(mention: str, entity: dict[str, Any]) -> int:
     return 2
 
 
-async def link_mention(reader: GraphReader, scope: ReadScope, mention: str,
-                       limit: int = 5) -> dict[str, Any] | None:
-    lucene = fuzzy_query(mention)
-    if not lucene:
-        return None
-    rows = await reader.rows("retrieval/link_entities", scope, lucene=lucene, limit=limit)
+def best_match(mention: str, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The entity ``mention`` links to among its full-text ``rows`` (entity, score): exact
+    names and ids first, then the higher score, then the smaller id."""
     best = sorted(
         (r for r in rows if r["score"] >= MIN_SCORE),
         key=lambda r: (_exactness(mention, r["entity"]), -r["score"], r["entity"]["ceid"]),
@@ -46,6 +43,21 @@ async def link_mention(reader: GraphReader, scope: ReadScope, mention: str,
             else "fuzzy full-text match on names and aliases"}
 
 
+async def link_mentions(reader: GraphReader, scope: ReadScope, mentions: list[str],
+                        limit: int = 5) -> list[dict[str, Any] | None]:
+    """Each mention's entity (None: no match): every distinct query in one round trip
+    ("billing-api" and "billing api" are one query)."""
+    queries = [fuzzy_query(m) for m in mentions]
+    distinct = list(dict.fromkeys(q for q in queries if q))
+    if not distinct:
+        return [None] * len(mentions)
+    rows = await reader.rows("retrieval/link_entities", scope, queries=distinct, limit=limit)
+    found: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        found.setdefault(distinct[row["query"]], []).append(row)
+    return [best_match(m, found.get(q, [])) for m, q in zip(mentions, queries, strict=True)]
+
+
 async def link_entities(reader: GraphReader, scope: ReadScope, mentions: list[str],
                         question: str | None = None) -> list[dict[str, Any]]:
     """The tenant's names found in ``question`` (``gazetteer``) first, in order of appearance,
@@ -54,8 +66,7 @@ async def link_entities(reader: GraphReader, scope: ReadScope, mentions: list[st
     if question:
         for named in await link_names(reader, scope, question):
             linked.setdefault(named["ceid"], {**named, "mention": named["name"], "score": 1.0})
-    for mention in mentions:
-        entity = await link_mention(reader, scope, mention)
+    for entity in await link_mentions(reader, scope, mentions):
         if entity is not None and entity["ceid"] not in linked:
             linked[entity["ceid"]] = entity
     return list(linked.values())

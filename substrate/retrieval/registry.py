@@ -49,6 +49,20 @@ def register(name: str, strategy: Strategy, *intents: str) -> None:
 RISK_PLAN = ("risks",)
 
 
+# One traversal answers these families: the preset's first strategy (the one the answer is
+# composed from) runs alone, and the rest of the preset only when it did not answer (no
+# subject named or found: the answer then falls back to the hybrid hits)
+PRIMARY_FIRST: dict[str, str] = {Intent.DEPENDENCY: "dependencies", Intent.CALLERS: "callers",
+                                 Intent.OWNERSHIP: "owns_traversal",
+                                 Intent.EPIC_IMPACT: "epic_impact"}
+
+
+def primary_first(intent: str, plan: list[str]) -> bool:
+    """Does ``plan`` (the family's own preset, untouched) start with its answering strategy?"""
+    return (len(plan) > 1 and plan[0] == PRIMARY_FIRST.get(intent)
+            and plan == list(PLANS[intent]))
+
+
 def plan_for(intent: str, question: str = "") -> tuple[str, ...]:
     if intent == Intent.STRATEGIC_RISKS and asks_for_risks(question):
         return RISK_PLAN

@@ -36,7 +36,7 @@ from substrate.retrieval.linking import link_entities
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
 from substrate.retrieval.rationale import rationale
-from substrate.retrieval.registry import RISK_PLAN, STRATEGIES, plan_for
+from substrate.retrieval.registry import RISK_PLAN, STRATEGIES, plan_for, primary_first
 from substrate.retrieval.rerank import HttpReranker, LocalReranker
 from substrate.retrieval.router import Intent, classify
 from substrate.retrieval.time_scope import pin_scope
@@ -68,6 +68,25 @@ async def _run_one(ctx: SearchContext, name: str, emit: Emit) -> StrategyResult 
                             "hits": [h.__dict__ for h in result.hits[:10]],
                             "truncated": result.truncated, "note": result.note})
     return result
+
+
+async def _run_plan(ctx: SearchContext, plan: list[str], emit: Emit, staged: bool
+                    ) -> tuple[dict[str, StrategyResult], dict[str, str]]:
+    """Each strategy of ``plan`` in parallel; ``staged``: the first alone, the others only when
+    it found no facts to answer from (``registry.primary_first``)."""
+    stages = [plan[:1], plan[1:]] if staged else [plan]
+    results: dict[str, StrategyResult] = {}
+    failed: dict[str, str] = {}
+    for stage in stages:
+        outcomes = await asyncio.gather(*(_run_one(ctx, n, emit) for n in stage))
+        for n, o in zip(stage, outcomes, strict=True):
+            if isinstance(o, StrategyResult):
+                results[n] = o
+            else:
+                failed[n] = repr(o)[:300]
+        if staged and plan[0] in results and results[plan[0]].facts:
+            break
+    return results, failed
 
 
 def _fuse(results: dict[str, StrategyResult], top_k: int) -> list[Hit]:
@@ -131,12 +150,11 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     unknown = [n for n in plan if n not in STRATEGIES]
     if unknown:
         raise BadRequest("unknown strategies", {"unknown": unknown, "known": sorted(STRATEGIES)})
-    await emit("route", {"route": route.to_dict(), "entities": ctx.seeds, "plan": plan})
-    outcomes = await asyncio.gather(*(_run_one(ctx, n, emit) for n in plan))
-    results = {n: o for n, o in zip(plan, outcomes, strict=True)
-               if isinstance(o, StrategyResult)}
-    failed = {n: repr(o)[:300] for n, o in zip(plan, outcomes, strict=True)
-              if isinstance(o, Exception)}
+    staged = options.strategies is None and primary_first(route.intent, plan)
+    await emit("route", {"route": route.to_dict(), "entities": ctx.seeds,
+                         "plan": plan[:1] if staged else plan,  # "then": if it finds nothing
+                         **({"then": plan[1:]} if staged else {})})
+    results, failed = await _run_plan(ctx, plan, emit, staged)
     fused = _fuse(results, options.top_k)
     rerank_info: dict[str, Any] = {"backend": "skipped"}
     if options.rerank:

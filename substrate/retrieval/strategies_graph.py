@@ -99,10 +99,12 @@ async def ownership(ctx: SearchContext) -> StrategyResult:
     if subject is None:
         result.note = "no service or path named in the question"
         return result
-    rules = await ctx.reader.rows("retrieval/ownership_rules", ctx.scope, limit=500)
     rows: list[dict[str, Any]] = []
     if subject["label"] != "Infrastructure":  # no ownership is read for infrastructure
         rows = await ctx.reader.rows("retrieval/ownership", ctx.scope, ceid=subject["ceid"])
+    # the path rules in effect (all the tenant's rule lines): read only when no owner is found
+    rules = [] if rows else await ctx.reader.rows("retrieval/ownership_rules", ctx.scope,
+                                                  limit=500)
     if not rows and module is not None and not module.get("live"):  # the path's rule came
         # later (or went): the rules in effect at the question's time decide
         rows = owned_paths.covering_rows(rules, str(module["path"]), module.get("kind") == "file")

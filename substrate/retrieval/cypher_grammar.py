@@ -18,6 +18,7 @@ one, limited to what this grammar uses (no left-recursive rules, predicates or a
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import threading
 import zipfile
@@ -308,11 +309,27 @@ def lex(text: str, g: Grammar | None = None) -> list[Tok]:
     return out
 
 
+PARSED_KEPT = 256  # parse trees remembered (queries up to PARSED_MAX_CHARS)
+PARSED_MAX_CHARS = 4000
+
+
 def parse(text: str, g: Grammar | None = None) -> Tree:
-    """The parse tree of ``text`` from rule ``statements``; ``BadRequest`` if not Cypher 5."""
+    """The parse tree of ``text`` from rule ``statements``; ``BadRequest`` if not Cypher 5.
+    The tree is read-only to its users, so the trees of recent short queries are kept: a
+    client repeating a query (with any parameter values) is not parsed again."""
     if len(text) > MAX_QUERY_CHARS:
         raise BadRequest(f"query longer than {MAX_QUERY_CHARS} characters")
-    g = g or grammar()
+    if g is None and len(text) <= PARSED_MAX_CHARS:
+        return _parse_kept(text)
+    return _parse(text, g or grammar())
+
+
+@functools.lru_cache(maxsize=PARSED_KEPT)
+def _parse_kept(text: str) -> Tree:
+    return _parse(text, grammar())
+
+
+def _parse(text: str, g: Grammar) -> Tree:
     tokens = CommonTokenStream(_Lexer(text, g))
     parser = _Interpreter(tokens, g)
     try:

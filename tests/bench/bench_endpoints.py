@@ -3,6 +3,8 @@
 * p50/p95 of each direct endpoint (``/dependencies/checkout``, ``/ownership/checkout``,
   ``/memory/payment``) and of ``/search`` for one question of each use case RSN-UC-01..08,
   ``REPEATS`` timed requests each (after ``WARMUP`` untimed ones), over HTTP keep-alive;
+* ``POST /cypher`` (direct read-only Cypher) for one query, beside the driver running the
+  query as the gateway rewrote it (scoped to tenant, clearance and snapshot);
 * the same Cypher run directly through the driver — the template the endpoint runs, rendered
   by ``CypherLibrary`` with the endpoint's parameters, each run right after one gateway
   request (side by side, so load swings hit both alike) — and the gateway's overhead as the
@@ -56,6 +58,7 @@ from substrate.cache import tenant_prefix
 from substrate.cypher import CypherLibrary
 from substrate.db import neo4j_driver
 from substrate.retrieval.ask import api_key
+from substrate.retrieval.cypher_scope import scope_parameters
 from substrate.retrieval.scope import resolve_scope
 from substrate.security import apikeys
 from substrate.security.authenticate import Authenticator, Credentials
@@ -82,6 +85,12 @@ SEARCHES: tuple[tuple[str, str, float], ...] = (
     ("RSN-UC-07", "Find all services calling auth directly", 1000),
     ("RSN-UC-08", "Which services does epic SHOP-10 affect?", 5000),
 )
+
+# POST /cypher (direct read-only Cypher, RSN-02): the driver runs the query as the gateway
+# rewrote it (tenant, clearance and snapshot scoping, in the response) with the scope's values
+CYPHER_QUERY = ("MATCH (s:Service {name: $name})-[r:CALLS|DEPENDS_ON]->(t) "
+                "RETURN t.name AS name, type(r) AS rel, r.evidence_ref AS ref ORDER BY name")
+CYPHER_PARAMS = {"name": "checkout"}
 
 # (path, template, Jinja context, template parameters besides the scope, target use case, ms)
 # Each direct endpoint is one round trip (service resolution included): the driver runs that
@@ -189,16 +198,12 @@ def driver_samples(settings: Settings, template: str, ctx: dict[str, Any],
 
 
 def side_by_side(settings: Settings, send: Callable[[], httpx.Response], guard: CacheGuard,
-                 template: str, ctx: dict[str, Any], params: dict[str, Any]
-                 ) -> tuple[dict[str, list[float]], int]:
+                 query: str, args: dict[str, Any]) -> tuple[dict[str, list[float]], int]:
     """Gateway and driver samples taken alternately (one request, then the same template
     through the driver), so that a change in the machine's load affects all alike. Two
     driver figures: ``driver`` runs the template as ``execute_query`` does (a managed read
     transaction: BEGIN+RUN+PULL, then COMMIT), ``driver_autocommit`` as one auto-commit
     query (RUN+PULL, one round trip), which is how the gateway's reads run it."""
-    scope = asyncio.run(resolve_scope(settings, TENANT))
-    query = CypherLibrary.load().text(template, **ctx)
-    args = {**scope.params(), **params}
     driver = neo4j_driver(settings)
     samples: dict[str, list[float]] = {"gateway": [], "driver": [], "driver_autocommit": []}
     rows = 0
@@ -280,6 +285,21 @@ def auth_latency(settings: Settings) -> dict[str, Any]:
     return {"repeats": AUTH_REPEATS, **figures}
 
 
+def direct_figures(endpoint: str, uc: str, target: float, template: str,
+                   samples: dict[str, list[float]], rows: int) -> dict[str, Any]:
+    http, drv = percentiles(samples["gateway"]), percentiles(samples["driver"])
+    auto = percentiles(samples["driver_autocommit"])
+    return {
+        "endpoint": endpoint, "use_case": uc, "gateway": http,
+        "driver_same_cypher": {**drv, "template": template, "rows": rows},
+        "driver_same_cypher_autocommit": auto,
+        "gateway_overhead_ratio_p50": round(http["p50_ms"] / drv["p50_ms"], 2),
+        "gateway_overhead_ratio_p95": round(http["p95_ms"] / drv["p95_ms"], 2),
+        "gateway_overhead_ratio_p50_vs_autocommit": round(http["p50_ms"] / auto["p50_ms"], 2),
+        "target_ms": target, "target": verdict(http["p95_ms"], target),
+    }
+
+
 def verdict(p95_ms: float, target_ms: float) -> str:
     return "meets" if p95_ms < target_ms else "MISSES"
 
@@ -295,21 +315,20 @@ def run() -> dict[str, Any]:
     headers = {"x-tenant": TENANT, "authorization": f"Bearer {key}"}
     direct, search = [], []
     with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
+        scope = asyncio.run(resolve_scope(settings, TENANT))
         for path, template, ctx, params, uc, target in DIRECT:
+            query = CypherLibrary.load().text(template, **ctx)
             samples, rows = side_by_side(
-                settings, lambda p=path: client.get(p), guard, template, ctx, params)  # type: ignore[misc]
-            http, drv = percentiles(samples["gateway"]), percentiles(samples["driver"])
-            auto = percentiles(samples["driver_autocommit"])
-            direct.append({
-                "endpoint": path, "use_case": uc, "gateway": http,
-                "driver_same_cypher": {**drv, "template": template, "rows": rows},
-                "driver_same_cypher_autocommit": auto,
-                "gateway_overhead_ratio_p50": round(http["p50_ms"] / drv["p50_ms"], 2),
-                "gateway_overhead_ratio_p95": round(http["p95_ms"] / drv["p95_ms"], 2),
-                "gateway_overhead_ratio_p50_vs_autocommit": round(
-                    http["p50_ms"] / auto["p50_ms"], 2),
-                "target_ms": target, "target": verdict(http["p95_ms"], target),
-            })
+                settings, lambda p=path: client.get(p), guard, query,  # type: ignore[misc]
+                {**scope.params(), **params})
+            direct.append(direct_figures(path, uc, target, template, samples, rows))
+        cypher_body = {"query": CYPHER_QUERY, "params": CYPHER_PARAMS}
+        rewritten = client.post("/cypher", json=cypher_body).json()["rewritten_query"]
+        samples, rows = side_by_side(
+            settings, lambda: client.post("/cypher", json=cypher_body), guard, rewritten,
+            {**CYPHER_PARAMS, **scope_parameters(scope)})
+        direct.append(direct_figures("POST /cypher", "RSN-02", 1000, "(the rewritten query)",
+                                     samples, rows))
         for uc, question, target in SEARCHES if ONLY != "direct" else ():
             body = client.post("/search", json={"query": question}).json()
             guard.after(body, timed=False)

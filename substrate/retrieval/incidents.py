@@ -173,14 +173,24 @@ async def incident_diff(ctx: SearchContext) -> IncidentDiff | None:
     row, why = found
     when, date_only = incident_time(row["date"]) or (datetime.now(UTC), False)
     length = window_length(ctx.query)
+    targets = [t["ceid"] for t in _targets(row) if t["label"] in TARGET_LABELS]
+    near: dict[str, int] = {}
+
+    async def reach(window: Window) -> None:
+        """All but the last level of the distance search, while the changes are read; only
+        when the window has a snapshot newer than its start (else likely nothing changed)."""
+        if targets and window.v_to > window.v_from:
+            near.update(await td.distances(ctx.reader, ctx.scope, targets, window.v_from,
+                                           window.v_to, MAX_DISTANCE - 1))
+
     window, snaps, entries = await changes(ctx.settings, ctx.reader, ctx.scope, when - length,
-                                           when, load_ontology(), strict=False, pool=ctx.pool)
+                                           when, load_ontology(), strict=False, pool=ctx.pool,
+                                           alongside=reach)
     entries = [e for e in entries
                if not any(x.startswith("chunk:") for x in td.touched(e))]
-    targets = [t["ceid"] for t in _targets(row) if t["label"] in TARGET_LABELS]
     ends = {x for e in entries for x in td.touched(e)}
     dist = await td.distances(ctx.reader, ctx.scope, targets, window.v_from, window.v_to,
-                              MAX_DISTANCE, ends) if targets and ends else {}
+                              MAX_DISTANCE, ends, near or None) if targets and ends else {}
     prs = {t["ceid"].split(":", 1)[1] for t in _targets(row) if t["label"] == "PullRequest"}
     ranked = sorted(entries, key=lambda e: _rank_key(e, dist, prs))
     facts = [{"change": e, "distance": td.distance_of(e, dist), "cited_cause": _cited(e, prs),

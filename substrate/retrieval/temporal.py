@@ -17,9 +17,11 @@ snapshot, or not ISO-8601, and ``from`` after ``to``, are refused (400) with the
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -257,16 +259,27 @@ async def resolve_window(conn: psycopg.AsyncConnection[Any], tenant: str, start:
 
 async def changes(settings: Settings, reader: GraphReader, scope: ReadScope, start: datetime,
                   end: datetime, ontology: Ontology, strict: bool = True,
-                  evidence: bool = False, pool: AsyncConnectionPool[Any] | None = None
+                  evidence: bool = False, pool: AsyncConnectionPool[Any] | None = None,
+                  alongside: Callable[[Window], Awaitable[None]] | None = None
                   ) -> tuple[Window, list[dict[str, Any]], list[dict[str, Any]]]:
     """(window, snapshots in it, collapsed changes the caller's clearance may see);
     evidence-only changes only when ``evidence``. ``pool``: a long-lived service's
-    PostgreSQL pool (else one connection for this call)."""
-    async with pg_connection(settings, pool) as conn:
-        window = await resolve_window(conn, scope.tenant, start, end, strict)
-        snaps, history = await td.window_history(conn, scope.tenant, start, end)
-    entries = td.collapse(history, snaps, ontology)
-    hidden = await _hidden(reader, scope, {x for e in entries for x in td.touched(e)})
+    PostgreSQL pool (else one connection for this call). ``alongside``: work on the window
+    (its versions known) run while the change log is read, finished before this returns."""
+    side: asyncio.Future[None] | None = None
+    try:
+        async with pg_connection(settings, pool) as conn:
+            window = await resolve_window(conn, scope.tenant, start, end, strict)
+            if alongside is not None:
+                side = asyncio.ensure_future(alongside(window))
+            snaps, history = await td.window_history(conn, scope.tenant, start, end)
+        entries = td.collapse(history, snaps, ontology)
+        hidden = await _hidden(reader, scope, {x for e in entries for x in td.touched(e)})
+        if side is not None:
+            await side
+    finally:
+        if side is not None and not side.done():  # this failed: so does the side work
+            side.cancel()
     entries = [e for e in entries if not hidden.intersection(td.touched(e))
                and (evidence or e["change"] != "evidence")]
     return window, [td.snapshot_ref(s) | {"changed_nodes": s["changed_nodes"],

@@ -253,8 +253,8 @@ def matches(entry: dict[str, Any], label: str | None, types: tuple[str, ...],
 
 
 async def distances(reader: GraphReader, scope: ReadScope, targets: list[str], v_from: int,
-                    v_to: int, max_depth: int = 3,
-                    wanted: Iterable[str] | None = None) -> dict[str, int]:
+                    v_to: int, max_depth: int = 3, wanted: Iterable[str] | None = None,
+                    reached: dict[str, int] | None = None) -> dict[str, int]:
     """Hops from the nearest target to every node within ``max_depth``, over the structural
     relationships that existed at some snapshot of ``[v_from, v_to]`` (0 = a target).
 
@@ -262,11 +262,13 @@ async def distances(reader: GraphReader, scope: ReadScope, targets: list[str], v
     it); the result may or may not hold the others. The search then stops once each has
     one, and its last level only looks for them (a hub within reach multiplies the nodes one
     level further, the changes do not): from their side when they are fewer than the nodes
-    that level would expand."""
-    dist = {t: 0 for t in targets}
+    that level would expand. ``reached``: this search's result to ``max_depth - 1`` (done
+    beforehand, while the changes were read): only the last level is left."""
+    first = 1 if reached is None else max(1, max_depth)
+    dist = {t: 0 for t in targets} if reached is None else dict(reached)
     need = None if wanted is None else set(wanted) - dist.keys()
-    frontier = [t for t in targets if not t.startswith("chunk:")]
-    for depth in range(1, max_depth + 1):
+    frontier = [c for c, d in dist.items() if d == first - 1 and not c.startswith("chunk:")]
+    for depth in range(first, max_depth + 1):
         if not frontier or need == set():
             break
         if need is not None and depth == max_depth:

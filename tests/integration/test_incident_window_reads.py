@@ -6,8 +6,8 @@ service, and three incidents (one a week before the other two). Then, in process
 
 * ``temporal_diff.distances`` told which nodes it is wanted for (the ends of the changes)
   gives them the distances of the full breadth-first search, its last level looking only
-  for them (from their side when they are fewer than the nodes it would expand), and asks
-  nothing when none is wanted;
+  for them (from their side when they are fewer than the nodes it would expand), asks
+  nothing when none is wanted, and only the last level when the others were searched before;
 * ``find_incident`` reads the incidents of the day a question names (an incident older than
   the newest ``INCIDENT_ROWS`` is still found), the ones the question names by id, and the
   newest otherwise;
@@ -148,9 +148,17 @@ def test_wanted_distances_are_those_of_the_full_search(stack: Settings, tenant: 
             part = await td.distances(reader, scope, [f"service:{target}"], v, v, depth,
                                       wanted)
             out.append((full, part, list(reader.ran)))
+        near = await td.distances(reader, scope, ["service:s0"], v, v, 2)
+        reader.ran.clear()
+        rest = await td.distances(reader, scope, ["service:s0"], v, v, 3, few, near)
+        out.append((near, rest, list(reader.ran)))
         return out
 
-    (full, part, ran), (full2, part2, ran2), (_, none, ran3) = run(stack, tenant, work)
+    (full, part, ran), (full2, part2, ran2), (_, none, ran3), (_, rest, ran4) = run(
+        stack, tenant, work)
+    # the first two levels searched beforehand: the last one is left
+    assert {w: rest.get(w) for w in few} == {w: full.get(w) for w in few}
+    assert ran4 == ["temporal/window_links"]
     assert full["service:s3"] == 3 and full["service:s4"] == 3 and "service:s5" not in full
     assert {w: part.get(w) for w in few} == {w: full.get(w) for w in few}
     # level 3 would expand s2 and six leaves: the four ends still unplaced are asked instead

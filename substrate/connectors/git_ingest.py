@@ -13,10 +13,12 @@ import psycopg
 from substrate.connectors import renames
 from substrate.connectors.blame import declare_first_parent, same_files_as
 from substrate.connectors.chunking import ChunkerConfig, chunk_document
+from substrate.connectors.gitcmd import known_tree
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.history import CommitInfo, first_parent_commits
 from substrate.connectors.path_filter import Change, changed_paths, commits_to_parse
 from substrate.connectors.replay_lock import latest_valid_at, replay_lock
+from substrate.connectors.tree_walk import TreeWalk, raw_changes
 from substrate.graph.merge import merge_entities
 from substrate.graph.records import EdgeRecord, GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
@@ -142,10 +144,12 @@ def _replay(
     results: list[CommitResult] = []
     started = time.monotonic()
     parse: set[str] | None = None
+    trees: TreeWalk | None = None
     if path_filter:
         changes = changed_paths(repo)
         parse = commits_to_parse([c.sha for c in commits], changes, reversed(list(changes)))
         _declare_parents(repo, changes)
+        trees = TreeWalk(repo, raw_changes(repo))
     parsed, unparsed = "", list[CommitInfo]()
     previous: GraphBatch | None = None
     written = ""  # repr of the batch written last ("" after a rename's merge)
@@ -156,6 +160,8 @@ def _replay(
             unparsed.append(commit)
             advance(progress)
             continue
+        if trees is not None:
+            known_tree(repo, commit.sha, trees.at(commit.sha))
         batch = with_chunks(batch_at(repo, commit.sha))
         moves = (renames.find(repo, parsed, previous, commit.sha, batch)
                  if previous is not None else [])

@@ -64,8 +64,23 @@ def parse_cat_file(out: bytes, paths: list[str]) -> dict[str, str]:
     return texts
 
 
+_TREES: dict[tuple[str, str], dict[str, str]] = {}  # (repo, commit) -> its files, declared
+_TREES_KEPT = 4
+
+
+def known_tree(repo: Path, commit: str, blobs: dict[str, str]) -> None:
+    """Declare the files of ``commit`` (``path -> blob``, as :func:`tree_blobs` lists them),
+    e.g. from a history's ``git log --raw`` (see :mod:`tree_walk`); the last few are kept."""
+    _TREES[(str(repo), commit)] = blobs
+    while len(_TREES) > _TREES_KEPT:
+        _TREES.pop(next(iter(_TREES)))
+
+
 def tree_blobs(repo: Path, commit: str) -> dict[str, str]:
     """``path -> blob sha`` of every file of ``commit``."""
+    known = _TREES.get((str(repo), commit))
+    if known is not None:
+        return dict(known)
     out = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", commit).decode()
     blobs: dict[str, str] = {}
     for entry in out.split("\0"):

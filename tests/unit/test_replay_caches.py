@@ -1,6 +1,7 @@
 """What a history replay reuses from one commit to the next gives what a fresh read gives:
 blames carried over or taken from the newest kept one (``git blame since..commit``), file
-texts by blob id, name resolutions by the name index's fingerprint (issue 12, part 3)."""
+lists from ``git log --raw``, file texts by blob id, name resolutions by the name index's
+fingerprint (issue 12, part 3)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.history import list_commits
 from substrate.connectors.mentions import find_mentions
 from substrate.connectors.path_filter import changed_paths
+from substrate.connectors.tree_walk import TreeWalk, raw_changes
 from substrate.demo.gitwriter import commit_tree, identity_env, init_repo
 
 LINES = [f"line {i}\n" for i in range(1, 9)]
@@ -93,6 +95,15 @@ def test_texts_are_read_by_blob_at_every_commit(tmp_path: Path) -> None:
         pass
     else:
         raise AssertionError("a file not in the commit was read")
+
+
+def test_the_tree_walk_lists_what_ls_tree_lists(tmp_path: Path) -> None:
+    repo = _history(tmp_path)
+    commits = [c.sha for c in list_commits(repo)]
+    walk = TreeWalk(repo, raw_changes(repo))
+    for commit in [*commits, commits[1], commits[-1]]:  # then back, then forward again
+        assert walk.at(commit) == tree_blobs(repo, commit)
+    assert "a.yaml" not in walk.at(commits[-1]) and "b.yaml" in walk.at(commits[-1])
 
 
 def _index(*names: str) -> NameIndex:

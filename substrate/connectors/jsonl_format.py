@@ -41,12 +41,12 @@ came from), ``MemoryNode -MENTIONS|WHY-> Service``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 
 from substrate.graph.records import EdgeRecord, NodeRecord
@@ -129,8 +129,8 @@ def parse_edge(obj: dict[str, Any]) -> EdgeRecord:
 def parse_record(text: str) -> NodeRecord | EdgeRecord:
     """One JSONL line as a record (``ValueError`` without a line number)."""
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError as e:
         raise ValueError(f"invalid JSON: {e.msg}") from e
     if not isinstance(obj, dict):
         raise ValueError("a record must be a JSON object")

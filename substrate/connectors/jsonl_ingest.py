@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import psycopg
 
@@ -19,6 +20,7 @@ from substrate.observability.metrics import observe_ingest
 from substrate.observability.progress import Bar, advance, set_total
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 
 
 def _progress_key(path: Path) -> str:
@@ -82,6 +84,17 @@ def _batches(path: Path, start_after: int, size: int
         yield batch, node_lines, edge_lines, last
 
 
+def _prefetched(items: Iterator[T]) -> Iterator[T]:
+    """``items``, each next one produced in a worker thread while the caller works on the
+    current one (the next batch is parsed while this one commits). Errors arrive in order."""
+    end = object()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jsonl-parse") as pool:
+        ahead = pool.submit(next, items, end)
+        while (item := ahead.result()) is not end:
+            ahead = pool.submit(next, items, end)
+            yield cast(T, item)
+
+
 def _with_line_numbers(exc: ValidationFailed, nodes: list[int], edges: list[int]) -> None:
     details: list[dict[str, Any]] = exc.detail or []
     for problem in details:
@@ -113,7 +126,7 @@ def ingest_jsonl(
             set_total(progress, sum(1 for _ in f))
         advance(progress, start)
     results, done = [], start
-    for batch, node_lines, edge_lines, last in _batches(path, start, batch_size):
+    for batch, node_lines, edge_lines, last in _prefetched(_batches(path, start, batch_size)):
         committing = time.monotonic()
         try:
             result = writer.commit(batch, source=source, tenant=tenant, valid_at=valid_at)

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from substrate.graph.records import EdgeRecord, NodeRecord
 
 LIVE_NODE = dict[str, Any]  # {"label", "props", "sources"}
@@ -129,10 +131,19 @@ def sync_removals(
 
 
 def content_hash(nodes: list[NodeRecord], edges: list[EdgeRecord], source: str, mode: str) -> str:
-    doc = {
-        "source": source, "mode": mode,
-        "nodes": sorted(json.dumps([n.ceid, node_payload(n)], sort_keys=True, default=str)
-                        for n in nodes),
-        "edges": sorted(json.dumps(edge_payload(e), sort_keys=True, default=str) for e in edges),
-    }
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    """SHA-256 of the batch, independent of the order of its records: each record as JSON
+    with sorted keys (values JSON does not know as their string form), the lines sorted."""
+    def line(value: Any) -> bytes:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+
+    digest = hashlib.sha256(line({"source": source, "mode": mode}))
+    for part in (
+        sorted(line([n.ceid, n.label, n.props, float(n.confidence), sorted(n.provenance)])
+               for n in nodes),
+        sorted(line([e.type, e.src, e.dst, e.source, e.evidence_ref, float(e.confidence),
+                     float(e.weight), e.props]) for e in edges),
+    ):
+        digest.update(b"\n#")  # JSON text holds no raw newline: the parts cannot run together
+        for text in part:
+            digest.update(b"\n" + text)
+    return digest.hexdigest()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
 import psycopg
 
 from substrate.graph.snapshots import ChangeRow
@@ -42,10 +43,14 @@ def record(
     ) as copy:
         for c in changes:
             copy.write_row((
-                version, tenant, c.kind, c.element_id, c.op,
-                None if c.before is None else json.dumps(c.before, default=str),
-                None if c.after is None else json.dumps(c.after, default=str),
+                version, tenant, c.kind, c.element_id, c.op, _json(c.before), _json(c.after),
             ))
+
+
+def _json(value: dict[str, Any] | None) -> str | None:
+    """A change row's before/after as JSON text (values JSON does not know, e.g. Neo4j
+    temporal types, as their string form)."""
+    return None if value is None else orjson.dumps(value, default=str).decode()
 
 
 def pending(conn: psycopg.Connection[Any]) -> list[Intent]:
@@ -70,10 +75,13 @@ def complete(conn: psycopg.Connection[Any], version: int, *, reconciled: bool = 
         ).fetchone()
         if row is None:
             return False
+        # moved in one pass (the intent's DELETE below then cascades to no rows)
         conn.execute(
-            "INSERT INTO change_log (snapshot_version, tenant_id, element_kind, element_id, op, "
-            "before, after) SELECT intent_version, tenant_id, element_kind, element_id, op, "
-            "before, after FROM write_intent_changes WHERE intent_version = %s ORDER BY id",
+            "WITH moved AS (DELETE FROM write_intent_changes WHERE intent_version = %s "
+            "RETURNING id, intent_version, tenant_id, element_kind, element_id, op, before, "
+            "after) INSERT INTO change_log (snapshot_version, tenant_id, element_kind, "
+            "element_id, op, before, after) SELECT intent_version, tenant_id, element_kind, "
+            "element_id, op, before, after FROM moved ORDER BY id",
             (version,),
         )
         detail = {"snapshot_version": version, "content_hash": row[2],

@@ -32,12 +32,25 @@ def node_row(node: NodeRecord, embedding: list[float] | None) -> dict[str, Any]:
             "provenance": list(node.provenance), "embedding": embedding}
 
 
+def new_node_props(node: NodeRecord, embedding: list[float] | None, tenant: str,
+                   version: int, maxv: int, source: str) -> dict[str, Any]:
+    """Every property of a node created at ``version`` (graph/create_nodes): what
+    graph/upsert_nodes leaves on a node it creates."""
+    row = node_row(node, embedding)
+    props = {**row["props"], "tenant_id": tenant, "ceid": node.ceid, "valid_from_v": version,
+             "iv_from": [version], "iv_to": [maxv], "sources": [source],
+             "confidence": row["confidence"], "provenance": row["provenance"]}
+    if embedding is not None:
+        props["embedding"] = embedding
+    return props
+
+
 def edge_row(key: str, edge: EdgeRecord) -> dict[str, Any]:
+    """graph/create_edges' row: fixed properties as fields, user properties under ``user``."""
     user = {k: v for k, v in edge.props.items() if k not in RESERVED}
-    props = {**user, "evidence_ref": edge.evidence_ref, "confidence": float(edge.confidence),
-             "weight": float(edge.weight), "source": edge.source, "prop_keys": sorted(user),
-             "conflict": False}
-    return {"key": key, "src": edge.src, "dst": edge.dst, "props": props}
+    return {"key": key, "src": edge.src, "dst": edge.dst, "evidence_ref": edge.evidence_ref,
+            "confidence": float(edge.confidence), "weight": float(edge.weight),
+            "source": edge.source, "prop_keys": sorted(user), "user": user}
 
 
 @dataclass
@@ -49,6 +62,7 @@ class WritePlan:
     version: int
     valid_at: datetime
     maxv: int
+    existing: frozenset[str] = frozenset()  # ceids with a node (live or closed): MERGE them
 
     def _run(self, tx: ManagedTransaction, name: str, ctx: dict[str, Any],
              rows_key: str, rows: list[Any], **extra: Any) -> None:
@@ -82,21 +96,33 @@ class WritePlan:
 
     def _upsert_nodes(self, tx: ManagedTransaction, changes: d.ChangeSet,
                       embeddings: dict[str, list[float]], ts: str) -> None:
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        merged: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        created: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for node in [*changes.node_adds, *(n for n, _ in changes.node_updates)]:
-            groups[node.label].append(node_row(node, embeddings.get(node.ceid)))
-        for label, rows in groups.items():
+            vector = embeddings.get(node.ceid)
+            if node.ceid in self.existing:
+                merged[node.label].append(node_row(node, vector))
+            else:
+                created[node.label].append({"props": new_node_props(
+                    node, vector, self.tenant, self.version, self.maxv, self.source)})
+        for label, rows in created.items():
+            ctx = {"label": label, "entity": label != "Chunk"}
+            self._run(tx, "graph/create_nodes", ctx, "rows", rows, ts=ts)
+        for label, rows in merged.items():
             ctx = {"label": label, "entity": label != "Chunk"}
             self._run(tx, "graph/upsert_nodes", ctx, "rows", rows, version=self.version,
                       ts=ts, maxv=self.maxv, source=self.source)
 
     def _create_edges(self, tx: ManagedTransaction, changes: d.ChangeSet,
                       stamp: dict[str, Any]) -> None:
-        groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        groups: dict[tuple[str, str, str, bool], list[dict[str, Any]]] = defaultdict(list)
         for key, edge in changes.edge_adds:
-            groups[(edge.type, storage(edge.src), storage(edge.dst))].append(edge_row(key, edge))
-        for (rel_type, src_label, dst_label), rows in groups.items():
-            ctx = {"rel_type": rel_type, "src_label": src_label, "dst_label": dst_label}
+            row = edge_row(key, edge)
+            groups[(edge.type, storage(edge.src), storage(edge.dst), bool(row["user"]))].append(
+                row)
+        for (rel_type, src_label, dst_label, user_props), rows in groups.items():
+            ctx = {"rel_type": rel_type, "src_label": src_label, "dst_label": dst_label,
+                   "user_props": user_props}
             self._run(tx, "graph/create_edges", ctx, "rows", rows, **stamp)
 
     def _mark_conflicts(self, tx: ManagedTransaction, changes: d.ChangeSet) -> None:

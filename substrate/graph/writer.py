@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -86,25 +87,30 @@ class GraphWriter:
             batch = GraphBatch(batch.nodes, [replace(e, source=source) for e in batch.edges],
                                batch.pending)
         nodes, edges, pending = self._split_by_confidence(batch, verified)
-        digest = d.content_hash(nodes, edges, source, mode)
         with psycopg.connect(self.settings.postgres_dsn, autocommit=True) as conn, \
-                snapshots.writers_lock(conn):
+                snapshots.writers_lock(conn), \
+                ThreadPoolExecutor(max_workers=3, thread_name_prefix="writer") as pool:
             reconcile_locked(conn, self.driver, self.cypher)  # a crashed writer's leftovers
-            with conn.transaction():  # the intent (or, with no change, just the queue)
+            # read while the nodes are read and checked; hashed while Neo4j works
+            live_edges = pool.submit(self._live_edges, tenant, [d.edge_key(e) for e in edges])
+            digest = pool.submit(d.content_hash, nodes, edges, source, mode)
+            with conn.transaction():  # the queue and the embedding model (the intent: below)
                 version = snapshots.next_version(conn)
-                live = self._check(tenant, batch, deletes)  # the whole batch, queued items too
+                live, existing = self._check(tenant, batch, deletes, pool)  # queued items too
                 queued = enqueue(conn, tenant, source, pending)
-                changes = self._diff(tenant, source, mode, nodes, edges, deletes, live)
+                changes = self._diff(tenant, source, mode, nodes, edges, deletes, live,
+                                     live_edges.result())
                 if changes.empty:
-                    return CommitResult(None, digest, queued=queued)
-                intents.record(conn, version, tenant, valid_at, source, digest,
-                               self._change_rows(changes), note)
+                    return CommitResult(None, digest.result(), queued=queued)
                 touched = self._touched(changes)  # once: a set per node made commits O(n²)
                 embeddings = self._embed([n for n in nodes if n.ceid in touched])
                 self._record_model(conn, embeddings)
-            faults.point("after_intent")
-            bookmarks = self._write_neo4j_marked(conn, tenant, source, version, valid_at,
-                                                 digest, changes, embeddings)
+            # the intent (its change rows) is written to PostgreSQL while Neo4j runs the
+            # statements, and committed before the Neo4j transaction commits
+            intent = pool.submit(self._record_intent, conn, version, tenant, valid_at, source,
+                                 digest, changes, note)
+            write = _NeoWrite(tenant, source, version, valid_at, digest, intent, existing)
+            bookmarks = self._write_neo4j_marked(conn, write, changes, embeddings)
             faults.point("after_neo4j_commit")
             if not intents.complete(conn, version, bookmarks=bookmarks):
                 raise Unavailable("the write's intent was reconciled away while its Neo4j "
@@ -113,21 +119,28 @@ class GraphWriter:
             clear_marks(self.driver, self.cypher, version)
         events.publish_pending(self.settings)
         return CommitResult(
-            version, digest, changes.changed_ids(), self._counts(changes), queued
+            version, digest.result(), changes.changed_ids(), self._counts(changes), queued
         )
 
+    def _record_intent(
+        self, conn: psycopg.Connection[Any], version: int, tenant: str, valid_at: datetime,
+        source: str, digest: Future[str], changes: d.ChangeSet, note: str | None,
+    ) -> None:
+        rows = self._change_rows(changes)
+        with conn.transaction():
+            intents.record(conn, version, tenant, valid_at, source, digest.result(), rows, note)
+
     def _write_neo4j_marked(
-        self, conn: psycopg.Connection[Any], tenant: str, source: str, version: int,
-        valid_at: datetime, digest: str, changes: d.ChangeSet,
+        self, conn: psycopg.Connection[Any], write: _NeoWrite, changes: d.ChangeSet,
         embeddings: dict[str, list[float]],
     ) -> list[str]:
         """The Neo4j transaction (returns its bookmarks); on failure settle the intent now
         (mark present: complete it; absent: discard it), or leave it to the reconciler when
         Neo4j cannot tell."""
         try:
-            return self._write_neo4j(tenant, source, version, valid_at, digest, changes,
-                                     embeddings)
+            return self._write_neo4j(write, changes, embeddings)
         except Exception:
+            wait([write.intent])  # the intent's connection is this one
             with contextlib.suppress(Exception):
                 reconcile_locked(conn, self.driver, self.cypher)
             raise
@@ -156,15 +169,17 @@ class GraphWriter:
         return nodes, edges, pending
 
     def _check(
-        self, tenant: str, batch: GraphBatch, deletes: Sequence[str]
-    ) -> dict[str, d.LIVE_NODE]:
+        self, tenant: str, batch: GraphBatch, deletes: Sequence[str], pool: ThreadPoolExecutor
+    ) -> tuple[dict[str, d.LIVE_NODE], frozenset[str]]:
         """Reject the batch on any problem of any record (positions are indexes into
-        ``batch.nodes``/``batch.edges``); return the live nodes it touches."""
+        ``batch.nodes``/``batch.edges``); return the live nodes it touches and the ids of
+        its nodes that exist (live or closed)."""
         wanted = {n.ceid for n in batch.nodes} | {x for x in deletes if "-[" not in x}
+        endpoints = ({e.src for e in batch.edges} | {e.dst for e in batch.edges}) - wanted
+        live_endpoints = pool.submit(self._live_ceids, tenant, endpoints)  # both reads at once
         found = self._live_nodes(tenant, sorted(wanted))
         live = {c: n for c, n in found.items() if n["live"]}
-        endpoints = ({e.src for e in batch.edges} | {e.dst for e in batch.edges}) - wanted
-        known = set(live) | {n.ceid for n in batch.nodes} | self._live_ceids(tenant, endpoints)
+        known = set(live) | {n.ceid for n in batch.nodes} | live_endpoints.result()
         problems = validate_batch(batch.nodes, batch.edges, self.ontology, known)
         problems += validate_queued(batch.pending, self.ontology)
         problems += [Problem(x, "delete of an element that is not live") for x in deletes
@@ -174,15 +189,16 @@ class GraphWriter:
                 f"batch rejected: {len(problems)} problem(s); nothing was written",
                 [p.to_dict() for p in problems],
             )
-        return live
+        return live, frozenset(found)
 
     def _diff(
         self, tenant: str, source: str, mode: str, nodes: list[NodeRecord],
         edges: list[EdgeRecord], deletes: Sequence[str], live: dict[str, d.LIVE_NODE],
+        live_edges: dict[str, d.LIVE_EDGE],
     ) -> d.ChangeSet:
+        """``live_edges``: the live edges with the keys of ``edges``."""
         changes = d.ChangeSet()
         d.diff_nodes(nodes, live, set(), source, changes)
-        live_edges = self._live_edges(tenant, [d.edge_key(e) for e in edges])
         seen = d.diff_edges(edges, live_edges, changes)
         if mode == "sync":  # a node the batch's edges still use is not withdrawn
             asserted = {n.ceid for n in nodes} | {e.src for e in edges} | {e.dst for e in edges}
@@ -333,20 +349,23 @@ class GraphWriter:
         }
 
     # --- the Neo4j transaction ----------------------------------------------------------
-    def _write_neo4j(
-        self, tenant: str, source: str, version: int, valid_at: datetime, digest: str,
-        changes: d.ChangeSet, embeddings: dict[str, list[float]],
-    ) -> list[str]:
+    def _write_neo4j(self, write: _NeoWrite, changes: d.ChangeSet,
+                     embeddings: dict[str, list[float]]) -> list[str]:
         """Run the write; its bookmarks (raw values) go into the snapshot's ``graph.updated``
-        event, so other processes' routed reads at this snapshot wait for it too."""
+        event, so other processes' routed reads at this snapshot wait for it too. The
+        transaction commits only after the intent has (``write.intent``)."""
         from substrate.graph.neo4j_write import WritePlan
 
-        plan = WritePlan(self.cypher, self.ontology, tenant, source, version, valid_at, MAXV)
+        plan = WritePlan(self.cypher, self.ontology, write.tenant, write.source, write.version,
+                         write.valid_at, MAXV, write.existing)
         mark = self.cypher.text("graph/write_mark")
 
         def work(tx: ManagedTransaction) -> None:
             plan.run(tx, changes, embeddings)
-            run_statement(tx, mark, version=version, tenant=tenant, content_hash=digest)
+            write.intent.result()  # raises: the transaction rolls back, nothing committed
+            faults.point("after_intent")
+            run_statement(tx, mark, version=write.version, tenant=write.tenant,
+                          content_hash=write.digest.result())
 
         # the bookmark manager of execute_query: the writer's reads after this write (routed
         # to any cluster member) wait until the member has it (read-your-writes)
@@ -354,6 +373,19 @@ class GraphWriter:
                 bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
             session.execute_write(work)
             return sorted(session.last_bookmarks().raw_values)
+
+
+@dataclass(frozen=True)
+class _NeoWrite:
+    """One snapshot's Neo4j transaction: what it writes besides the changes."""
+
+    tenant: str
+    source: str
+    version: int
+    valid_at: datetime
+    digest: Future[str]  # the batch's content hash (its WriteMark and intent carry it)
+    intent: Future[None]  # the intent committed in PostgreSQL
+    existing: frozenset[str]  # ids of the batch's nodes that exist (MERGE, not CREATE)
 
 
 def embedding_text(node: NodeRecord) -> str:

@@ -2,11 +2,13 @@
 
 1. Synthetic graphs of 100k and 1M edges through ``GraphWriter.commit``: ~N/5 nodes
    (Service, every fifth one Infrastructure), N CALLS/DEPENDS_ON edges each with an
-   ``evidence_ref``, committed in batches of 50k edges (a batch also carries the nodes it
-   introduces). Every commit does the full write path: validation, diff against the live
-   graph, the PostgreSQL change log (before/after of every element), validity on every element
-   in Neo4j and one ``graph.updated`` event on NATS JetStream. No embedder (``embedder=None``):
-   this measures the write path, not the model (see bench_embeddings for that).
+   ``evidence_ref``, committed in batches of 20k records (edges and the nodes they
+   introduce; a snapshot is one Neo4j transaction and must fit ``NEO4J_TX_MEMORY``, 256 MiB:
+   50k edges with their nodes do not). Every commit does the full write path: validation,
+   diff against the live graph, the PostgreSQL change log (before/after of every element),
+   validity on every element in Neo4j and one ``graph.updated`` event on NATS JetStream. No
+   embedder (``embedder=None``): this measures the write path, not the model (see
+   bench_embeddings for that). ``edges_per_s_near``: the rate at 100k / 500k / 1M edges.
    Each size goes into its own throwaway tenant whose Neo4j nodes are deleted afterwards
    (and its change-log rows: they are this benchmark's only). A size that exceeds the time
    budget (20 min) is stopped and reported as unfinished, with the rate it had reached.
@@ -42,12 +44,14 @@ from neo4j import Driver
 from substrate.db import neo4j_driver
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
+from substrate.scale.load import rate_near
 from substrate.settings import Settings
 
 SIZES = (100_000, 1_000_000)
-EDGES_PER_COMMIT = 50_000
+RECORDS_PER_COMMIT = 20_000  # nodes + edges of one snapshot
 OUT_DEGREE = 5  # edges per node: N edges over N/5 nodes
 TIME_BUDGET_S = 20 * 60
+RATE_POINTS = (100_000, 500_000, 1_000_000, 2_000_000)
 SOURCE = "bench-ingest"
 # relationships first, then nodes: DETACH DELETE of 5000 nodes with hubs among them (thousands
 # of relationships each) exceeds NEO4J_TX_MEMORY in one inner transaction
@@ -74,8 +78,10 @@ def edge_targets(a: int, n_nodes: int) -> list[int]:
     return [(a + 1 + k * stride) % n_nodes for k in range(OUT_DEGREE)]
 
 
-def synthetic_batches(n_edges: int, per_commit: int = EDGES_PER_COMMIT) -> Iterator[GraphBatch]:
-    """Batches of ``per_commit`` edges; each carries the nodes not committed before it."""
+def synthetic_batches(n_edges: int, per_commit: int = RECORDS_PER_COMMIT
+                      ) -> Iterator[GraphBatch]:
+    """Batches of about ``per_commit`` records: edges and the nodes they need that no
+    earlier batch committed."""
     n_nodes = n_edges // OUT_DEGREE
     nodes = [node_record(i) for i in range(n_nodes)]
     committed: set[int] = set()
@@ -89,7 +95,7 @@ def synthetic_batches(n_edges: int, per_commit: int = EDGES_PER_COMMIT) -> Itera
             rel = "DEPENDS_ON" if nodes[b].label == "Infrastructure" else "CALLS"
             ref = f"deploy/svc-{a // 100}.yaml#L{(a % 100) * OUT_DEGREE + k + 1}@0123abc"
             batch.edges.append(EdgeRecord(rel, nodes[a].ceid, nodes[b].ceid, ref))
-            if len(batch.edges) == per_commit:
+            if len(batch.edges) + len(batch.nodes) >= per_commit:
                 yield batch
                 batch = GraphBatch()
     if batch.edges or batch.nodes:
@@ -104,6 +110,7 @@ def ingest_size(settings: Settings, driver: Driver, n_edges: int,
     per_commit: list[float] = []
     edges = nodes = 0
     versions: list[int] = []
+    marks: list[tuple[int, float]] = []  # (edges so far, seconds) after each commit
     started = time.perf_counter()
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     finished = True
@@ -117,6 +124,7 @@ def ingest_size(settings: Settings, driver: Driver, n_edges: int,
             versions.append(result.snapshot_version)
             edges += result.counts["edges_added"]
             nodes += result.counts["nodes_added"]
+            marks.append((edges, time.perf_counter() - started))
             print(f"[ingest {n_edges:,}] commit {i + 1}: {len(batch.edges):,} edges, "
                   f"{len(batch.nodes):,} nodes in {per_commit[-1]:.1f}s "
                   f"(total {edges:,} edges, {time.perf_counter() - started:.0f}s)", flush=True)
@@ -130,13 +138,16 @@ def ingest_size(settings: Settings, driver: Driver, n_edges: int,
     figures = {
         "target_edges": n_edges, "finished": finished, "tenant": tenant,
         "edges": edges, "nodes": nodes, "commits": len(per_commit),
-        "edges_per_commit": EDGES_PER_COMMIT, "seconds": round(seconds, 1),
+        "records_per_commit": RECORDS_PER_COMMIT, "seconds": round(seconds, 1),
         "edges_per_s": round(edges / seconds, 1),
         "elements_per_s": round((edges + nodes) / seconds, 1),
         "commit_seconds": {"min": round(min(per_commit), 2),
                            "median": round(statistics.median(per_commit), 2),
                            "max": round(max(per_commit), 2),
                            "first": round(per_commit[0], 2), "last": round(per_commit[-1], 2)},
+        # flat or not: the rate of the three commits ending at each point
+        "edges_per_s_near": {f"{at:,}": round(rate, 1) for at in RATE_POINTS
+                             if at <= edges and (rate := rate_near(marks, at)) is not None},
         "nats_events_published": published, "cleanup": cleanup,
     }
     print(json.dumps(figures), flush=True)

@@ -17,6 +17,11 @@ class EmbeddingMemo:
         self._items: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()
 
+    def has(self, texts: Sequence[str]) -> bool:
+        """Whether every text is remembered (embedding them needs no model call)."""
+        with self._lock:
+            return all(t in self._items for t in texts)
+
     def __call__(self, texts: Sequence[str]) -> list[list[float]]:
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._items))

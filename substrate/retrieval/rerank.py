@@ -125,12 +125,18 @@ def tiebreak_order(prior: Sequence[float], relevance: Sequence[float],
     return results if top_k is None else results[:top_k]
 
 
+INLINE_MAX_DOCUMENTS = 64  # ranked on the event loop when their embeddings are remembered
+
+
 class LocalReranker:
     def __init__(self, embed: Embed, semantic_weight: float = 0.7,
-                 mode: Literal["tiebreak", "blend"] = "tiebreak") -> None:
+                 mode: Literal["tiebreak", "blend"] = "tiebreak",
+                 remembered: Callable[[Sequence[str]], bool] | None = None) -> None:
+        """``remembered(texts)``: whether ``embed`` has every text already (no model call)."""
         if not 0.0 <= semantic_weight <= 1.0:
             raise ValueError("semantic_weight must be in [0, 1]")
         self._embed = embed
+        self._remembered = remembered
         self.semantic_weight = semantic_weight
         self.mode = mode
 
@@ -152,7 +158,11 @@ class LocalReranker:
 
     async def rerank(self, query: str, documents: Sequence[str], top_k: int | None = None,
                      prior: Sequence[float] | None = None) -> RerankOutcome:
-        """Off the event loop: embedding is CPU work."""
+        """Off the event loop: embedding is CPU work (a few documents whose embeddings are all
+        remembered are ranked in place: a thread hop would cost more than the arithmetic)."""
+        if (self._remembered is not None and len(documents) <= INLINE_MAX_DOCUMENTS
+                and self._remembered([query, *documents])):
+            return RerankOutcome(self.rank(query, documents, top_k, prior), "local")
         results = await asyncio.to_thread(self.rank, query, documents, top_k, prior)
         return RerankOutcome(results, "local")
 
@@ -228,9 +238,11 @@ class HttpReranker:
         return RerankOutcome(tuple(ranked if top_k is None else ranked[:top_k]), "http")
 
 
-def make_reranker(settings: Settings, embed: Embed) -> HttpReranker | LocalReranker:
+def make_reranker(settings: Settings, embed: Embed,
+                  remembered: Callable[[Sequence[str]], bool] | None = None,
+                  ) -> HttpReranker | LocalReranker:
     """``RERANK_URL`` set: the endpoint (local fallback); empty: the local reranker alone."""
-    local = LocalReranker(embed)
+    local = LocalReranker(embed, remembered=remembered)
     if not settings.rerank_url:
         return local
     return HttpReranker(settings.rerank_url, local)

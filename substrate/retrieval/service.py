@@ -42,7 +42,7 @@ class ReadService:
         self.settings = services.settings
         self.reader = GraphReader(services.async_driver, services.cypher)
         self._memo = EmbeddingMemo(lambda texts: self.services.embedder.embed_documents(texts))
-        self.reranker = make_reranker(self.settings, self._embed_many)
+        self.reranker = make_reranker(self.settings, self._embed_many, self._memo.has)
         self.embedding_error: Unavailable | None = None
         self.pool: AsyncConnectionPool[Any] | None = None
         self.tenants = KnownTenants(self.settings.tenant)

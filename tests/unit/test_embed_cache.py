@@ -17,3 +17,12 @@ def test_memo_embeds_each_text_once_and_keeps_order() -> None:
     memo(["dddd"])  # evicts the least recently used ("aa")
     memo(["aa"])
     assert calls[-1] == ["aa"]
+
+
+def test_has_tells_whether_every_text_is_remembered() -> None:
+    memo = EmbeddingMemo(lambda texts: [[1.0] for _ in texts], max_items=2)
+    assert memo.has([]) and not memo.has(["a"])
+    memo(["a", "b"])
+    assert memo.has(["a", "b", "a"]) and not memo.has(["a", "c"])
+    memo(["c"])  # evicts the least recently used ("a")
+    assert not memo.has(["a"]) and memo.has(["b", "c"])

@@ -90,6 +90,24 @@ def test_local_reranker_async_outcome() -> None:
     assert outcome.results[0].index == 2 and len(outcome.results) == 2
 
 
+def test_remembered_embeddings_are_ranked_on_the_loop_in_the_same_order() -> None:
+    """Every text's embedding remembered: no thread hop; otherwise embedding runs in a
+    worker thread. The order is the same either way."""
+    callers: list[int] = []
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        callers.append(threading.get_ident())
+        return bag_of_words(texts)
+
+    expected = LocalReranker(bag_of_words).rank("auth token", DOCS, top_k=2)
+    for remembered, in_place in ((True, True), (False, False)):
+        callers.clear()
+        local = LocalReranker(embed, remembered=lambda texts, r=remembered: r)
+        outcome = asyncio.run(local.rerank("auth token", DOCS, top_k=2))
+        assert outcome.results == expected and outcome.backend == "local"
+        assert (callers == [threading.get_ident()]) is in_place, callers
+
+
 # --- reply parsing --------------------------------------------------------------------------
 
 

@@ -257,8 +257,9 @@ class _Redacted(JSONResponse):
         self.policy = policy
         super().__init__(content)
 
-    def render(self, content: Any) -> bytes:
-        return _dumps(content)
+    def render(self, content: Any) -> bytes:  # as JSONResponse would: NaN is refused (500)
+        return json.dumps(content, default=str, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self.policy.answered = True  # set when this answer, not an error instead, is sent

@@ -9,6 +9,7 @@ from starlette.responses import JSONResponse
 
 from gateway.errors import json_body
 from gateway.params import scope_from, service
+from gateway.policy import policy_json
 from substrate.retrieval.cypher_run import parse_request, run_cypher
 from substrate.retrieval.temporal_props import past_values, rewind
 
@@ -48,4 +49,4 @@ async def cypher(request: Request) -> JSONResponse:
     if scope.pinned:  # node properties as they were at the version (issue 9)
         result["rewound_nodes"] = await rewind(settings, scope.tenant, scope.version,
                                                result["rows"])
-    return JSONResponse(result)
+    return policy_json(request, result)

@@ -149,7 +149,7 @@ def _replay(
         changes = changed_paths(repo)
         parse = commits_to_parse([c.sha for c in commits], changes, reversed(list(changes)))
         _declare_parents(repo, changes)
-        trees = TreeWalk(repo, raw_changes(repo))
+        trees = TreeWalk(repo, raw_changes(repo)) if len(parse) > 1 else None
     parsed, unparsed = "", list[CommitInfo]()
     previous: GraphBatch | None = None
     written = ""  # repr of the batch written last ("" after a rename's merge)

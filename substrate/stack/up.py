@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from substrate.db import neo4j_driver
+from substrate.errors import StackError
 from substrate.migrate import Migrator
 from substrate.settings import Settings
 from substrate.stack.communities_watch import CommunitiesWatchPart
@@ -30,12 +31,26 @@ def migrate_all(settings: Settings, progress: Progress = _print) -> list[str]:
 
 def install_procedures(settings: Settings, progress: Progress = _print) -> list[str]:
     """The Neo4j Browser procedures ``custom.substrate_*`` (missing or changed ones only)."""
-    from substrate.browser import install
+    from substrate.browser import install, procedures, wait_callable
     from substrate.cypher import CypherLibrary
+    from substrate.stack.neo4j_server import Neo4jPart
 
+    library = CypherLibrary.load()
     driver = neo4j_driver(settings)
     try:
-        outcome = install(driver, CypherLibrary.load())
+        try:
+            outcome = install(driver, library)
+        except StackError as e:
+            # APOC's refresh registers new procedures but not a changed signature of one
+            # already registered (seen on an upgrade); a restart registers all of them.
+            part = Neo4jPart(settings, progress)
+            if part.pid() is None:
+                raise
+            progress(f"[browser] {e.args[0]}: restarting neo4j so that APOC registers them")
+            part.stop()
+            part.start()
+            wait_callable(driver, library, {p.name: p.digest for p in procedures(library)})
+            outcome = install(driver, library)
     finally:
         driver.close()
     if outcome["installed"] or outcome["dropped"]:

@@ -380,23 +380,35 @@ def drv_cell(drv: dict[str, Any] | None) -> str:
     return f"{drv.get('p50_ms')} / {drv.get('p95_ms')} ({drv['template']})"
 
 
+def plot_series(sizes: list[dict[str, Any]], key: str) -> dict[str, list[tuple[int, float]]]:
+    """(edges, uncached p95) per use case or endpoint, over the sizes that measured it: sizes
+    measured with different ``--use-cases`` sets (or an endpoint that failed) leave points out
+    instead of misaligning the series."""
+    field = "use_case" if key == "search" else "endpoint"
+    series: dict[str, list[tuple[int, float]]] = {}
+    for s in sizes:
+        edges = s.get("load", {}).get("edges")
+        for row in s.get(key, []):
+            p95 = row.get("uncached", {}).get("p95_ms")
+            if edges and p95 is not None:
+                series.setdefault(row[field], []).append((edges, p95))
+    return {label: sorted(points) for label, points in series.items()}
+
+
 def plots(figures: dict[str, Any], out_dir: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sizes = [s for s in figures["sizes"] if s.get("search")]
-    if not sizes:
-        return []
-    x = [s["load"]["edges"] for s in sizes]
     paths = []
     for key, title in (("search", "/search per use case"), ("direct", "direct endpoints")):
+        series = plot_series(figures["sizes"], key)
+        if not series:
+            continue
         fig, ax = plt.subplots(figsize=(8, 5))
-        names = [r["use_case" if key == "search" else "endpoint"] for r in sizes[0][key]]
-        for i, label in enumerate(names):
-            ys = [s[key][i].get("uncached", {}).get("p95_ms", float("nan")) for s in sizes]
-            ax.plot(x, ys, marker="o", label=label)
+        for label, points in series.items():
+            ax.plot([e for e, _ in points], [ms for _, ms in points], marker="o", label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("edges in the organisation")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -39,6 +40,27 @@ def _canonical(obj: _Dictable) -> str:
 
 def _hop_key(h: Hop) -> tuple[int, str, str, str, str, str]:
     return (h.hop, h.source, h.edge, h.target, h.evidence_ref, h.canonical)
+
+
+def _hop_head(h: Hop) -> tuple[int, str, str, str, str]:
+    return (h.hop, h.source, h.edge, h.target, h.evidence_ref)
+
+
+def _sorted_seeds(seeds: Iterable[SeedRef]) -> list[SeedRef]:
+    """By ceid, then canonical JSON, which is made only when two seeds share a ceid."""
+    out = sorted(seeds, key=lambda s: s.ceid)
+    if any(a.ceid == b.ceid for a, b in zip(out, out[1:], strict=False)):
+        out.sort(key=lambda s: (s.ceid, _canonical(s)))
+    return out
+
+
+def sorted_hops(hops: Iterable[Hop]) -> list[Hop]:
+    """``hops`` in ``_hop_key`` order; the canonical JSON (the last key) is made only when
+    two hops tie on everything before it (a hop's JSON per sort was most of a bundle's cost)."""
+    out = sorted(hops, key=_hop_head)
+    if any(_hop_head(a) == _hop_head(b) for a, b in zip(out, out[1:], strict=False)):
+        out.sort(key=_hop_key)
+    return out
 
 
 @dataclass(frozen=True)
@@ -126,7 +148,7 @@ def path_confidences(seeds: tuple[SeedRef, ...], hops: tuple[Hop, ...]) -> dict[
     out: dict[Hop, float] = {}
     for level in sorted({h.hop for h in hops}):
         found: dict[str, float] = {}
-        for h in sorted((x for x in hops if x.hop == level), key=_hop_key):
+        for h in sorted_hops(x for x in hops if x.hop == level):
             out[h] = reach.get(h.source, 1.0) * h.confidence
             found[h.target] = max(found.get(h.target, 0.0), out[h])
         for target, conf in found.items():
@@ -152,9 +174,8 @@ class EvidenceBundle:
         return {
             "snapshot_version": self.snapshot_version,
             "ontology_version": self.ontology_version,
-            "seed": [s.to_dict() for s in
-                     sorted(set(self.seeds), key=lambda s: (s.ceid, _canonical(s)))],
-            "hops": [h.to_dict() for h in sorted(set(self.hops), key=_hop_key)],
+            "seed": [s.to_dict() for s in _sorted_seeds(set(self.seeds))],
+            "hops": [h.to_dict() for h in sorted_hops(set(self.hops))],
             "conflicts": [c.to_dict() for c in sorted(
                 set(self.conflicts), key=lambda c: (c.subject, c.predicate, _canonical(c)))],
             "truncated": self.truncated,
@@ -163,9 +184,22 @@ class EvidenceBundle:
 
     def to_json(self) -> str:
         """Canonical JSON: sorted keys, no insignificant spaces, UTF-8 kept, NaN refused."""
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=False, allow_nan=False)
+        return _canonical_json(self.to_dict())
 
     def content_hash(self) -> str:
         """sha256 of ``to_json`` — equal for a replay against the same snapshot."""
-        return hashlib.sha256(self.to_json().encode()).hexdigest()
+        return _digest(self.to_dict())
+
+    def to_dict_with_hash(self) -> dict[str, Any]:
+        """``to_dict`` with ``bundle_hash`` (= ``content_hash``), the dict made once."""
+        out = self.to_dict()
+        return {**out, "bundle_hash": _digest(out)}
+
+
+def _canonical_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+def _digest(data: dict[str, Any]) -> str:
+    return hashlib.sha256(_canonical_json(data).encode()).hexdigest()

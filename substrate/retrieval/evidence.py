@@ -65,7 +65,7 @@ def build_bundle(ctx: SearchContext, results: dict[str, StrategyResult],
         truncated=graph_truncated or bool(context.truncated)
         or any(r.truncated for r in results.values()),
     )
-    return {**bundle.to_dict(), "bundle_hash": bundle.content_hash()}
+    return bundle.to_dict_with_hash()
 
 
 def build_confidence(ctx: SearchContext, results: dict[str, StrategyResult],
@@ -96,5 +96,5 @@ def direct_evidence(version: int, seeds: list[dict[str, Any]], hops: list[dict[s
                             tuple(_conflicts({strategy: result}, ())), truncated)
     support = [Support(node=h.target, confidence=h.confidence, source=h.connector,
                        document=evidence_document(h.evidence_ref)) for h in hop_objs]
-    return {"evidence_bundle": {**bundle.to_dict(), "bundle_hash": bundle.content_hash()},
+    return {"evidence_bundle": bundle.to_dict_with_hash(),
             "confidence": confidence_block(support, [strategy]).to_dict()}

@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.limits import _send_error
+from substrate import jsonwire
 from substrate.errors import Forbidden
 from substrate.retrieval.scope import DEFAULT_CLEARANCE
 from substrate.security import audit, pii
@@ -247,7 +248,7 @@ class PolicyMiddleware:
 
 
 def _dumps(data: Any) -> bytes:
-    return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":")).encode()
+    return jsonwire.dumps(data)
 
 
 class _Redacted(JSONResponse):
@@ -257,9 +258,8 @@ class _Redacted(JSONResponse):
         self.policy = policy
         super().__init__(content)
 
-    def render(self, content: Any) -> bytes:  # as JSONResponse would: NaN is refused (500)
-        return json.dumps(content, default=str, ensure_ascii=False, allow_nan=False,
-                          separators=(",", ":")).encode()
+    def render(self, content: Any) -> bytes:
+        return jsonwire.dumps(content)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self.policy.answered = True  # set when this answer, not an error instead, is sent

@@ -27,8 +27,9 @@ Redis down never fails a request: the answer is computed uncached, and a small c
 breaker skips Redis for a few seconds after a failure.
 
 Round trips: a lookup is one (the entry and the watermark, pipelined). With ``defer_stores``
-(the gateway) a miss is answered before its store reaches Redis: the entry is serialised and
-its index computed at once, the store script runs after the answer (status ``storing``), and
+(the gateway) a miss is answered before its store reaches Redis: the entry is serialised at
+once (orjson), its index (the ids in that text) is computed and the store script run after the
+answer (status ``storing``), and
 a lookup of a key whose store is still queued in this process waits for that store first, so
 a caller asking twice in a row gets the hit. At most ``MAX_PENDING_STORES`` are queued; past
 that a store is awaited as without deferral.
@@ -57,7 +58,7 @@ from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
-from substrate import __version__
+from substrate import __version__, jsonwire
 from substrate.cypher import CYPHER_DIR
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.retrieval.scope import ReadScope
@@ -345,7 +346,7 @@ class QueryCache:
         if raw is None:
             return None
         try:
-            entry = json.loads(raw)
+            entry = jsonwire.loads(raw)
             tv, result = entry["tv"], entry["result"]
         except (ValueError, KeyError, TypeError):
             return None  # not an entry this code wrote: recompute and overwrite it
@@ -360,18 +361,17 @@ class QueryCache:
         if result.get("degraded"):  # a strategy failed: do not pin that answer for the TTL
             self.stats.not_stored += 1
             return "not_stored"
-        # serialised and indexed now: the caller may go on to change what it was given
-        payload = json.dumps({"tv": scope.tenant_version, "v": scope.version,
-                              "result": result}, default=str)
-        touched = None if scope.pinned else touched_ids(result, self.prefixes)
+        # serialised now (the caller may go on to change what it was given); indexed from
+        # that text when written, after the answer when the store is deferred
+        payload = jsonwire.dumps({"tv": scope.tenant_version, "v": scope.version,
+                                  "result": result})
         if (self.defer_stores and len(self._pending) < MAX_PENDING_STORES
                 and key not in self._pending):
-            task = asyncio.get_running_loop().create_task(
-                self._write(key, scope, payload, touched))
+            task = asyncio.get_running_loop().create_task(self._write(key, scope, payload))
             self._pending[key] = task
             task.add_done_callback(partial(self._stored, key))
             return "storing"
-        return await self._write(key, scope, payload, touched)
+        return await self._write(key, scope, payload)
 
     def _stored(self, key: str, task: asyncio.Task[str]) -> None:
         if self._pending.get(key) is task:
@@ -379,12 +379,12 @@ class QueryCache:
         if not task.cancelled() and task.exception() is not None:
             log.error("deferred cache store failed: %r", task.exception())
 
-    async def _write(self, key: str, scope: ReadScope, payload: str,
-                     touched: set[str] | None) -> str:
+    async def _write(self, key: str, scope: ReadScope, payload: bytes) -> str:
         try:
-            if touched is None:  # pinned: immutable, never indexed
+            if scope.pinned:  # immutable, never indexed
                 stored = await self._guarded(partial(self._set, key, payload))
             else:
+                touched = touched_ids(jsonwire.loads(payload)["result"], self.prefixes)
                 stored = await self._guarded(lambda: self._store_indexed(
                     key, scope, payload, touched))
         except CacheUnavailable:
@@ -395,11 +395,11 @@ class QueryCache:
         self.stats.not_stored += 1
         return "not_stored"
 
-    async def _set(self, key: str, payload: str) -> bool:
+    async def _set(self, key: str, payload: bytes) -> bool:
         await cast(Awaitable[Any], self.redis.set(key, payload, ex=self.ttl))
         return True
 
-    async def _store_indexed(self, key: str, scope: ReadScope, payload: str,
+    async def _store_indexed(self, key: str, scope: ReadScope, payload: bytes,
                              touched: set[str]) -> bool:
         """False when an event newer than this read already started evicting."""
         keys = [watermark_key(scope.tenant), key,

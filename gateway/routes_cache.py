@@ -14,7 +14,9 @@ async def cache_stats(request: Request) -> JSONResponse:
     summary: Query cache statistics (RSN-13)
     description: >
       cache - hits, misses, stored / not stored entries, stale entries (the tenant changed
-      and its event is not applied yet), Redis availability, TTL. invalidation - the
+      and its event is not applied yet), Redis availability, TTL, early starts (reads
+      computed with their lookup because their kind mostly misses; unused: the lookup hit)
+      and each kind's recent miss rate. invalidation - the
       durable JetStream consumer (connected, events applied, entries evicted, backlog
       events caught up after an outage) and the delay from an event's publication to its
       eviction (last, recent p50 and max, the newest events). snapshot_clock - the

@@ -207,8 +207,11 @@ class CacheRuntime:
     invalidator: CacheInvalidator
 
     def stats(self) -> dict[str, Any]:
+        early = self.cache.early
         return {"cache": {**asdict(self.cache.stats), "redis_available": self.cache.available,
-                          "ttl_seconds": self.cache.ttl},
+                          "ttl_seconds": self.cache.ttl,
+                          "early_start": {**asdict(early.stats), "miss_rate": {
+                              k: round(v, 3) for k, v in sorted(early.miss_rate.items())}}},
                 "invalidation": {"durable": self.invalidator.durable,
                                  **self.invalidator.stats.to_dict()}}
 
@@ -220,7 +223,7 @@ class CacheRuntime:
 def start_cache(settings: Settings, ontology: Ontology | None = None) -> CacheRuntime:
     """The query cache and its invalidator, started on the running event loop (a long-lived
     process: a miss is answered before its store reaches Redis, see :mod:`substrate.cache`)."""
-    cache = QueryCache.from_settings(settings, ontology, defer_stores=True)
+    cache = QueryCache.from_settings(settings, ontology, defer_stores=True, early_start=True)
     invalidator = CacheInvalidator(settings, cache)
     invalidator.start()
     return CacheRuntime(cache, invalidator)

@@ -216,9 +216,20 @@ def _redact_memo(text: str, kinds: frozenset[str]) -> tuple[str, tuple[tuple[str
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})  # nothing to redact in them
+# per set of kinds: strings (up to MEMO_MAX_LENGTH) known to hold none of them — most of an
+# answer (ids, names, refs), so those cost one set lookup; forgotten all at once when full
+_CLEAN: dict[frozenset[str], set[str]] = {}
+MAX_CLEAN = 65_536
 # keys whose values are structural (hashes, cache keys, the policy block itself), not text
 NOT_TEXT_KEYS = frozenset({"bundle_hash", "cache", "policy", "request_id", "next_cursor",
                            "content_hash"})
+
+
+def _remember_clean(kinds: frozenset[str], value: str) -> None:
+    clean = _CLEAN.setdefault(kinds, set())
+    if len(clean) >= MAX_CLEAN:
+        clean.clear()
+    clean.add(value)
 
 
 @dataclass
@@ -232,6 +243,9 @@ class Redactor:
     def text(self, value: str) -> str:
         if len(value) < MIN_LENGTH:
             return value
+        clean = _CLEAN.get(self.kinds)
+        if clean is not None and value in clean:
+            return value
         if len(value) > MEMO_MAX_LENGTH:
             out, counts = redact(value, self.kinds)
             self.counts.update(counts)
@@ -240,6 +254,8 @@ class Redactor:
         out, found = _redact_memo(value, frozenset(self.kinds))
         if found:
             self.counts.update(dict(found))
+        else:
+            _remember_clean(self.kinds, value)
         return out
 
     def walk(self, value: Any) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -11,14 +12,10 @@ from typing import Any
 import psycopg
 
 from substrate.connectors import renames
-from substrate.connectors.blame import declare_first_parent, same_files_as
-from substrate.connectors.chunking import ChunkerConfig, chunk_document
-from substrate.connectors.gitcmd import known_tree
-from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.history import CommitInfo, first_parent_commits
-from substrate.connectors.path_filter import Change, changed_paths, commits_to_parse
 from substrate.connectors.replay_lock import latest_valid_at, replay_lock
-from substrate.connectors.tree_walk import TreeWalk, raw_changes
+from substrate.connectors.replay_parse import Parsed, parsed_ahead
+from substrate.connectors.replay_parse import with_chunks as with_chunks
 from substrate.graph.merge import merge_entities
 from substrate.graph.records import EdgeRecord, GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
@@ -26,20 +23,6 @@ from substrate.observability.metrics import observe_ingest
 from substrate.observability.progress import advance, set_total
 
 Progress = Callable[[str], None]
-
-
-CHUNKED_LABELS = ("Document", "DecisionNode", "FailurePattern")
-CHUNKS = ChunkerConfig(max_chars=1000, overlap_chars=150)  # MiniLM reads ~256 tokens
-
-
-def with_chunks(batch: GraphBatch) -> GraphBatch:
-    """Documents, ADRs and post-mortems also become chunks with sequence edges."""
-    for node in list(batch.nodes):
-        text, path = node.props.get("text"), node.props.get("path")
-        if node.label in CHUNKED_LABELS and isinstance(text, str) and text and path:
-            batch.extend(chunk_document(str(path), text, CHUNKS, sequence_edges=True,
-                                        doc_ceid=node.ceid))
-    return batch
 
 
 Conn = psycopg.Connection[Any]
@@ -115,23 +98,16 @@ def ingest_git(
                        progress=progress, path_filter=path_filter)
 
 
-def _declare_parents(repo: Path, changes: dict[str, tuple[Change, ...]]) -> None:
-    """Each commit's first parent (the next older commit of the first-parent walk) and the
-    paths it changes, for git blame's cache (no git process per commit to find them)."""
-    newest_first = list(changes)
-    for commit, parent in zip(newest_first, newest_first[1:], strict=False):
-        declare_first_parent(repo, commit, parent, {path for _, path in changes[commit]})
-
-
 def _replay(
     writer: GraphWriter, repo: Path, source: str, tenant: str, conn: Conn,
     clock: datetime | None, *, history: bool, since: str | None, until: str | None,
     every: int, progress: Progress, path_filter: bool,
 ) -> list[CommitResult]:
-    """Replay ``commits`` (see :func:`ingest_git`). A parsed commit whose batch is the one
-    written last (``repr``-equal: same records, same order) is not written again: the
-    writer would find nothing changed and make no snapshot (the result repeats the last
-    one's content hash); after a rename's merge the next batch is always written."""
+    """Replay ``commits`` (see :func:`ingest_git`); they are parsed ahead of the writes
+    (:mod:`replay_parse`). A parsed commit whose batch is the one written last (``repr``-
+    equal: same records, same order) is not written again: the writer would find nothing
+    changed and make no snapshot (the result repeats the last one's content hash); after a
+    rename's merge the next batch is always written."""
     commits = first_parent_commits(repo, since=since, until=until, every=every)
     if not history:
         commits = commits[-1:]
@@ -143,58 +119,48 @@ def _replay(
     set_total(progress, len(commits))
     results: list[CommitResult] = []
     started = time.monotonic()
-    parse: set[str] | None = None
-    trees: TreeWalk | None = None
-    if path_filter:
-        changes = changed_paths(repo)
-        parse = commits_to_parse([c.sha for c in commits], changes, reversed(list(changes)))
-        _declare_parents(repo, changes)
-        trees = TreeWalk(repo, raw_changes(repo)) if len(parse) > 1 else None
-    parsed, unparsed = "", list[CommitInfo]()
-    previous: GraphBatch | None = None
-    written = ""  # repr of the batch written last ("" after a rename's merge)
-    for i, commit in enumerate(commits, 1):
-        if parse is not None and commit.sha not in parse and parsed:
-            results.append(CommitResult(None, results[-1].content_hash))  # the same batch
-            same_files_as(repo, commit.sha, parsed)
-            unparsed.append(commit)
+    parse, outcomes = parsed_ahead(repo, [c.sha for c in commits], path_filter)
+    unparsed: list[CommitInfo] = []
+    with closing(outcomes):
+        for i, (commit, parsed) in enumerate(zip(commits, outcomes, strict=True), 1):
+            if not parsed.parsed:
+                results.append(CommitResult(None, results[-1].content_hash))  # same batch
+                unparsed.append(commit)
+                advance(progress)
+                continue
+            clock = commit.when if clock is None or commit.when > clock else clock
+            last = results[-1].content_hash if results else ""
+            results.append(_write(writer, conn, source, tenant, commit, parsed, clock,
+                                  unparsed, last, progress))
+            progress(f"[git] {i}/{len(commits)} {commit.sha[:8]} {commit.timestamp} "
+                     f"snapshot {results[-1].snapshot_version or 'unchanged'} "
+                     f"({time.monotonic() - started:.1f}s)")
             advance(progress)
-            continue
-        if trees is not None:
-            known_tree(repo, commit.sha, trees.at(commit.sha))
-        batch = with_chunks(batch_at(repo, commit.sha))
-        moves = (renames.find(repo, parsed, previous, commit.sha, batch)
-                 if previous is not None else [])
-        previous, parsed = GraphBatch(list(batch.nodes), list(batch.edges)), commit.sha
-        batch.nodes.extend(r.old for r in moves if not r.link_only)  # live through the commit
-        committing = time.monotonic()
-        when = datetime.fromisoformat(commit.timestamp)
-        clock = when if clock is None or when > clock else clock
-        text = repr(batch) if not moves else ""
-        unwritten = bool(text) and text == written
-        if unwritten:
-            result = CommitResult(None, results[-1].content_hash)
-            unparsed.append(commit)
-        else:
-            _mark_skipped(conn, tenant, source, unparsed)
-            result = writer.commit(
-                batch, source=source, tenant=tenant, mode="sync", valid_at=clock,
-                note=f"{commit.sha} {commit.subject}",
-            )
-            written = text
-        observe_ingest(source, result.counts, time.monotonic() - committing,
-                       result.snapshot_version is not None)
-        for move in moves:
-            _carry_identity(writer, tenant, source, commit, clock, move, progress)
-        if not unwritten:
-            _mark(conn, tenant, source, commit, result.snapshot_version)
-        results.append(result)
-        progress(f"[git] {i}/{len(commits)} {commit.sha[:8]} {commit.timestamp} "
-                 f"snapshot {result.snapshot_version or 'unchanged'} "
-                 f"({time.monotonic() - started:.1f}s)")
-        advance(progress)
     _mark_skipped(conn, tenant, source, unparsed)
     if parse is not None:
         progress(f"[git] {len(commits) - len(parse)} of {len(commits)} commit(s) change no "
                  f"file a connector reads: not parsed")
     return results
+
+
+def _write(writer: GraphWriter, conn: Conn, source: str, tenant: str, commit: CommitInfo,
+           parsed: Parsed, clock: datetime, unparsed: list[CommitInfo], last_hash: str,
+           progress: Progress) -> CommitResult:
+    """Write a parsed commit's batch as one snapshot stamped ``clock``, then its renames;
+    none when it is the batch written last (``unparsed`` collects the commit, the result
+    repeats ``last_hash``)."""
+    committing = time.monotonic()
+    if parsed.batch is None:
+        result = CommitResult(None, last_hash)
+        unparsed.append(commit)
+    else:
+        _mark_skipped(conn, tenant, source, unparsed)
+        result = writer.commit(parsed.batch, source=source, tenant=tenant, mode="sync",
+                               valid_at=clock, note=f"{commit.sha} {commit.subject}")
+    observe_ingest(source, result.counts, time.monotonic() - committing,
+                   result.snapshot_version is not None)
+    if parsed.batch is not None:
+        for move in parsed.moves:
+            _carry_identity(writer, tenant, source, commit, clock, move, progress)
+        _mark(conn, tenant, source, commit, result.snapshot_version)
+    return result

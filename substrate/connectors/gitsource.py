@@ -15,7 +15,7 @@ from pathlib import Path
 from substrate.connectors.blame import blame_line
 from substrate.connectors.gitcmd import (
     GitError,
-    parse_cat_file,
+    read_blobs,
     resolve_commit,
     run_git,
     tree_blobs,
@@ -62,6 +62,7 @@ class GitSnapshot:
         self._blobs: dict[str, str] | None = None
         self._files: tuple[str, ...] = ()
         self._texts: dict[str, str] = {}
+        self._refs: dict[tuple[str, int], str] = {}
 
     @property
     def short(self) -> str:
@@ -83,8 +84,9 @@ class GitSnapshot:
         return path in self.blobs
 
     def preload(self, paths: Iterable[str]) -> None:
-        """Read many files with one ``git cat-file --batch`` process (none when every blob
-        was read before); a path not in the commit is not read."""
+        """Read many files with one ``git cat-file --batch`` (none when every blob was read
+        before; see :func:`~substrate.connectors.gitcmd.read_blobs`); a path not in the
+        commit is not read."""
         todo = []
         for path in dict.fromkeys(paths):
             blob = self.blobs.get(path)
@@ -98,8 +100,7 @@ class GitSnapshot:
         if not todo:
             return
         blobs = list(dict.fromkeys(self.blobs[p] for p in todo))
-        request = "".join(f"{b}\n" for b in blobs).encode()
-        texts = parse_cat_file(run_git(self.repo, "cat-file", "--batch", stdin=request), blobs)
+        texts = read_blobs(self.repo, blobs)
         for blob, text in texts.items():
             _keep_text(blob, text)
         self._texts.update((p, texts[self.blobs[p]]) for p in todo if self.blobs[p] in texts)
@@ -111,9 +112,13 @@ class GitSnapshot:
         return self._texts[path]
 
     def ref(self, path: str, line: int) -> str:
-        """Evidence reference ``path#L<line>@<commit>`` of the line's origin (see above)."""
-        origin = blame_line(self.repo, self.commit, self.blobs, path, line)
-        if origin is None:
-            return f"{path}#L{line}@{self.short}"
-        commit, orig_line, orig_path = origin
-        return f"{orig_path}#L{orig_line}@{commit[:7]}"
+        """Evidence reference ``path#L<line>@<commit>`` of the line's origin (see above;
+        each line's found once per snapshot)."""
+        key = (path, line)
+        found = self._refs.get(key)
+        if found is None:
+            origin = blame_line(self.repo, self.commit, self.blobs, path, line)
+            found = f"{path}#L{line}@{self.short}" if origin is None else \
+                f"{origin[2]}#L{origin[1]}@{origin[0][:7]}"
+            self._refs[key] = found
+        return found

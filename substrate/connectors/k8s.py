@@ -20,6 +20,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from yaml.nodes import Node
 
@@ -114,6 +115,7 @@ class K8sService:
         return same_ns and bool(self.selector) and self.selector.items() <= workload.labels.items()
 
 
+@lru_cache(maxsize=65536)
 def _nearness(path: str, other: str) -> tuple[int, int, str]:
     """Sort key: the same file first, then the longest common folder, then the shallowest."""
     if path == other:
@@ -257,6 +259,18 @@ def manifest_paths(files: tuple[str, ...]) -> list[str]:
     return sorted(paths, key=lambda p: (p.count("/"), p))
 
 
+@lru_cache(maxsize=4096)
+def _read_file(path: str, text: str) -> K8sManifests:
+    """The workloads, Services and ConfigMaps of one manifest file (memoised: a history
+    replay reads the same unchanged manifests at every commit; callers only read them)."""
+    out = K8sManifests()
+    if "apiVersion" not in text or "kind" not in text or is_template(text):
+        return out
+    for doc in compose_all(text):
+        _read_doc(doc, path, out)
+    return out
+
+
 def read_k8s(snap: GitSnapshot) -> K8sManifests:
     """Every workload and Service of every Kubernetes manifest in the snapshot."""
     out = K8sManifests()
@@ -266,8 +280,8 @@ def read_k8s(snap: GitSnapshot) -> K8sManifests:
         text = snap.read(path)
         if posixpath.basename(path) in KUSTOMIZATIONS and "configMapGenerator" in text:
             _generated(snap, path, out)
-        if "apiVersion" not in text or "kind" not in text or is_template(text):
-            continue
-        for doc in compose_all(text):
-            _read_doc(doc, path, out)
+        found = _read_file(path, text)
+        out.workloads.extend(found.workloads)
+        out.services.extend(found.services)
+        out.configmaps.extend(found.configmaps)
     return out

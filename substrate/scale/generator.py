@@ -285,7 +285,7 @@ class _Builder:
                                 self.ref(epoch, path, 1), name=f"ADR-{number:04d}: {topic}",
                                 number=number, status="accepted", path=path,
                                 summary=f"We decide on {topic}.")
-                for k, svc in enumerate({self.services[draw()] for _ in range(2)}):
+                for k, svc in enumerate(dict.fromkeys(self.services[draw()] for _ in range(2))):
                     self.edge(epoch, "WHY", adr, svc, self.ref(epoch, path, 6 + k))
                 self.edge(epoch, "MENTIONS", adr, self.services[draw()],
                           self.ref(epoch, path, 12))

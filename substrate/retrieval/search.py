@@ -50,6 +50,10 @@ async def _no_emit(stage: str, data: dict[str, Any]) -> None:
     return None
 
 
+async def _same(plan: list[str]) -> list[str]:
+    return plan
+
+
 async def _run_one(ctx: SearchContext, name: str, emit: Emit) -> StrategyResult | Exception:
     started = time.perf_counter()
     with TRACER.start_as_current_span(f"strategy {name}",
@@ -142,11 +146,13 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         ctx = ctx if pinned is None else ctx_factory(route=route, scope=pinned)
     ctx.emit = emit  # strategies stream partial results (global map step)
     mentions = list(dict.fromkeys([*route.mentions, *entity_candidates(query)]))
-    ctx.seeds = await link_entities(ctx.reader, ctx.scope, mentions, query)
     plan = list(options.strategies or plan_for(route.intent, query))
-    if options.strategies is None and plan != list(RISK_PLAN):  # NL→Cypher leads where no
-        # structured family answers well (a risk question: the stored ranking answers)
-        plan = await nl_cypher.plan_with_fallback(ctx, plan)
+    # NL→Cypher leads where no structured family answers well (a risk question: the stored
+    # ranking answers); its parse (CPU) runs while Neo4j links the mentions
+    claimed = options.strategies is None and plan != list(RISK_PLAN)
+    ctx.seeds, plan = await asyncio.gather(
+        link_entities(ctx.reader, ctx.scope, mentions, query),
+        nl_cypher.plan_with_fallback(ctx, plan) if claimed else _same(plan))
     unknown = [n for n in plan if n not in STRATEGIES]
     if unknown:
         raise BadRequest("unknown strategies", {"unknown": unknown, "known": sorted(STRATEGIES)})

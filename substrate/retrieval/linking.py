@@ -58,14 +58,25 @@ async def link_mentions(reader: GraphReader, scope: ReadScope, mentions: list[st
     return [best_match(m, found.get(q, [])) for m, q in zip(mentions, queries, strict=True)]
 
 
-async def link_entities(reader: GraphReader, scope: ReadScope, mentions: list[str],
-                        question: str | None = None) -> list[dict[str, Any]]:
-    """The tenant's names found in ``question`` (``gazetteer``) first, in order of appearance,
-    then the fuzzy full-text matches of the pattern mentions."""
+async def named_seeds(reader: GraphReader, scope: ReadScope,
+                      question: str | None) -> list[dict[str, Any]]:
+    """The tenant's names found in ``question`` (``gazetteer``), in order of appearance: the
+    first seeds ``link_entities`` returns (later ones are only appended after them)."""
     linked: dict[str, dict[str, Any]] = {}
     if question:
         for named in await link_names(reader, scope, question):
             linked.setdefault(named["ceid"], {**named, "mention": named["name"], "score": 1.0})
+    return list(linked.values())
+
+
+async def link_entities(reader: GraphReader, scope: ReadScope, mentions: list[str],
+                        question: str | None = None,
+                        named: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The tenant's names found in ``question`` first (``named_seeds``; ``named``: already
+    found), in order of appearance, then the fuzzy full-text matches of the pattern mentions."""
+    if named is None:
+        named = await named_seeds(reader, scope, question)
+    linked = {e["ceid"]: e for e in named}
     for entity in await link_mentions(reader, scope, mentions):
         if entity is not None and entity["ceid"] not in linked:
             linked[entity["ceid"]] = entity

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from substrate.retrieval import strategies_graph as g
 from substrate.retrieval import strategies_text as t
@@ -55,6 +56,27 @@ RISK_PLAN = ("risks",)
 PRIMARY_FIRST: dict[str, str] = {Intent.DEPENDENCY: "dependencies", Intent.CALLERS: "callers",
                                  Intent.OWNERSHIP: "owns_traversal",
                                  Intent.EPIC_IMPACT: "epic_impact"}
+
+
+# The seeds each answering strategy takes its subject from: for every group of labels, the
+# first seed with one of them (``_directed``: the first service; ownership: the first service
+# or module, else the first named thing; epic impact: the first project item when no key in
+# the question resolves)
+SUBJECT_LABELS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "dependencies": (("Service", "Infrastructure"),),
+    "callers": (("Service", "Infrastructure"),),
+    "owns_traversal": (("Service", "Module"), ("Service", "Infrastructure", "Module")),
+    "epic_impact": (("ProjectItem",),),
+}
+
+
+def subject_seeds(strategy: str, seeds: list[dict[str, Any]]) -> tuple[Any, ...] | None:
+    """What of ``seeds`` decides ``strategy``'s subject (None: not known for it): two seed
+    lists with the same view give the strategy the same result."""
+    groups = SUBJECT_LABELS.get(strategy)
+    if groups is None:
+        return None
+    return tuple(next((s for s in seeds if s.get("label") in g), None) for g in groups)
 
 
 def primary_first(intent: str, plan: list[str]) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -32,11 +32,17 @@ from substrate.retrieval.counterfactual import compare as compare_outcomes
 from substrate.retrieval.evidence import build_bundle, build_confidence
 from substrate.retrieval.fusion import RankedHit, rrf_fuse
 from substrate.retrieval.history_facts import when_results
-from substrate.retrieval.linking import link_entities
+from substrate.retrieval.linking import link_entities, named_seeds
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
 from substrate.retrieval.rationale import rationale
-from substrate.retrieval.registry import RISK_PLAN, STRATEGIES, plan_for, primary_first
+from substrate.retrieval.registry import (
+    RISK_PLAN,
+    STRATEGIES,
+    plan_for,
+    primary_first,
+    subject_seeds,
+)
 from substrate.retrieval.rerank import HttpReranker, LocalReranker
 from substrate.retrieval.router import Intent, classify
 from substrate.retrieval.time_scope import pin_scope
@@ -54,12 +60,67 @@ async def _same(plan: list[str]) -> list[str]:
     return plan
 
 
-async def _run_one(ctx: SearchContext, name: str, emit: Emit) -> StrategyResult | Exception:
-    started = time.perf_counter()
+class _Watched(list[dict[str, Any]]):
+    """Seeds that note whether a strategy looked at them."""
+
+    read = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        self.read = True
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self.read = True
+        return super().__len__()
+
+    def __getitem__(self, i: Any) -> Any:
+        self.read = True
+        return super().__getitem__(i)
+
+
+class _Early:
+    """The answering strategy of a one-traversal family started on the seeds the gazetteer
+    found, while the fuzzy linking runs: kept when the full seeds give it the same subject
+    (``registry.subject_seeds``; they only append to the gazetteer's) or it never read them."""
+
+    def __init__(self, ctx: SearchContext, name: str, named: list[dict[str, Any]]) -> None:
+        self.name, self.named = name, named
+        self.seeds = _Watched(named)
+        self.started = time.perf_counter()
+        self.task = asyncio.ensure_future(self._run(replace(ctx, seeds=self.seeds)))
+
+    async def _run(self, ctx: SearchContext) -> StrategyResult:
+        return await asyncio.wait_for(STRATEGIES[self.name](ctx), STRATEGY_TIMEOUT)
+
+    async def result(self, plan: list[str], staged: bool, seeds: list[dict[str, Any]]
+                     ) -> tuple[StrategyResult, float] | None:
+        """Its result when it holds for ``seeds`` (the full ones) and ``plan``, else None
+        (cancelled: the plan runs the strategy again)."""
+        same = subject_seeds(self.name, seeds) == subject_seeds(self.name, self.named)
+        if not (staged and plan[0] == self.name) or (not same and self.seeds.read):
+            self.cancel()
+            return None
+        try:
+            result = await self.task
+        except Exception:  # noqa: BLE001 - run again in the plan: it reports the failure
+            return None
+        return (result, self.started) if same or not self.seeds.read else None
+
+    def cancel(self) -> None:
+        self.task.cancel()
+        self.task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+
+async def _run_one(ctx: SearchContext, name: str, emit: Emit,
+                   ready: tuple[StrategyResult, float] | None = None
+                   ) -> StrategyResult | Exception:
+    """``ready``: the strategy's result already computed (``_Early``) and when it started."""
+    started = time.perf_counter() if ready is None else ready[1]
     with TRACER.start_as_current_span(f"strategy {name}",
                                       attributes={"substrate.strategy": name}) as span:
         try:
-            result = await asyncio.wait_for(STRATEGIES[name](ctx), STRATEGY_TIMEOUT)
+            result = ready[0] if ready is not None else \
+                await asyncio.wait_for(STRATEGIES[name](ctx), STRATEGY_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - one failing strategy degrades, never fails
             STRATEGY_SECONDS.labels(name, "failed").observe(time.perf_counter() - started)
             span.set_status(StatusCode.ERROR, repr(exc)[:200])
@@ -74,15 +135,18 @@ async def _run_one(ctx: SearchContext, name: str, emit: Emit) -> StrategyResult 
     return result
 
 
-async def _run_plan(ctx: SearchContext, plan: list[str], emit: Emit, staged: bool
+async def _run_plan(ctx: SearchContext, plan: list[str], emit: Emit, staged: bool,
+                    ready: tuple[StrategyResult, float] | None = None
                     ) -> tuple[dict[str, StrategyResult], dict[str, str]]:
     """Each strategy of ``plan`` in parallel; ``staged``: the first alone, the others only when
-    it found no facts to answer from (``registry.primary_first``)."""
+    it found no facts to answer from (``registry.primary_first``); ``ready``: the first's
+    result, already computed."""
     stages = [plan[:1], plan[1:]] if staged else [plan]
     results: dict[str, StrategyResult] = {}
     failed: dict[str, str] = {}
     for stage in stages:
-        outcomes = await asyncio.gather(*(_run_one(ctx, n, emit) for n in stage))
+        outcomes = await asyncio.gather(*(
+            _run_one(ctx, n, emit, ready if n == plan[0] else None) for n in stage))
         for n, o in zip(stage, outcomes, strict=True):
             if isinstance(o, StrategyResult):
                 results[n] = o
@@ -147,20 +211,29 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     ctx.emit = emit  # strategies stream partial results (global map step)
     mentions = list(dict.fromkeys([*route.mentions, *entity_candidates(query)]))
     plan = list(options.strategies or plan_for(route.intent, query))
+    named = await named_seeds(ctx.reader, ctx.scope, query)
+    early = _Early(ctx, plan[0], named) if options.strategies is None and primary_first(
+        route.intent, plan) and subject_seeds(plan[0], named) is not None else None
     # NL→Cypher leads where no structured family answers well (a risk question: the stored
     # ranking answers); its parse (CPU) runs while Neo4j links the mentions
     claimed = options.strategies is None and plan != list(RISK_PLAN)
-    ctx.seeds, plan = await asyncio.gather(
-        link_entities(ctx.reader, ctx.scope, mentions, query),
-        nl_cypher.plan_with_fallback(ctx, plan) if claimed else _same(plan))
+    try:
+        ctx.seeds, plan = await asyncio.gather(
+            link_entities(ctx.reader, ctx.scope, mentions, query, named),
+            nl_cypher.plan_with_fallback(ctx, plan) if claimed else _same(plan))
+    except BaseException:
+        if early is not None:
+            early.cancel()
+        raise
     unknown = [n for n in plan if n not in STRATEGIES]
     if unknown:
         raise BadRequest("unknown strategies", {"unknown": unknown, "known": sorted(STRATEGIES)})
     staged = options.strategies is None and primary_first(route.intent, plan)
+    ready = None if early is None else await early.result(plan, staged, ctx.seeds)
     await emit("route", {"route": route.to_dict(), "entities": ctx.seeds,
                          "plan": plan[:1] if staged else plan,  # "then": if it finds nothing
                          **({"then": plan[1:]} if staged else {})})
-    results, failed = await _run_plan(ctx, plan, emit, staged)
+    results, failed = await _run_plan(ctx, plan, emit, staged, ready)
     fused = _fuse(results, options.top_k)
     rerank_info: dict[str, Any] = {"backend": "skipped"}
     if options.rerank:

@@ -5,15 +5,21 @@ Two independent checks, then bounded execution:
    element gets the tenant/clearance/snapshot predicate (anything unparseable is refused);
 2. ``cypher_plan``: ``EXPLAIN`` of the rewritten query; every operator that produces nodes or
    relationships must be covered by the scope predicate, the plan must be read-only;
-3. a READ transaction with the timeout (``CYPHER_TIMEOUT_SECONDS``), Neo4j's transaction memory
-   limit (``db.memory.transaction.max``), at most ``row_limit`` rows and ``max_bytes`` bytes of
-   JSON (``truncated`` and ``truncated_by`` say which), fetched in small batches.
+3. a READ auto-commit transaction with the timeout (``CYPHER_TIMEOUT_SECONDS``), Neo4j's
+   transaction memory limit (``db.memory.transaction.max``), at most ``row_limit`` rows and
+   ``max_bytes`` bytes of JSON (``truncated`` and ``truncated_by`` say which), fetched in small
+   batches.
+
+Checks 1 and 2 are made once per query text (``cypher_checked``: the rewrite per text and
+parameters, the plan per rewritten text and parameter types, except a plan whose verdict read a
+row estimate); the scope's values are parameters of the rewritten text.
 
 Errors never echo Neo4j's message (it can quote stored values): only its status code.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -21,18 +27,23 @@ from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 
-from neo4j import AsyncDriver, AsyncManagedTransaction, unit_of_work
-from neo4j.exceptions import Neo4jError
+from neo4j import AsyncDriver, AsyncResult, Query
+from neo4j.exceptions import DriverError, Neo4jError
 from neo4j.graph import Node, Path, Relationship
 from neo4j.time import Date, DateTime, Duration, Time
 
+from substrate.db import NEO4J_RETRY_S
 from substrate.errors import BadRequest, Forbidden, SubstrateError
+from substrate.retrieval.bookmarks import RETRY_FIRST_S, RETRY_MAX_S
+from substrate.retrieval.cypher_checked import PLAN_CHECKS, scoped_query, split_query
 from substrate.retrieval.cypher_past import rewrite_past_reads
 from substrate.retrieval.cypher_plan import check_plan
-from substrate.retrieval.cypher_scope import ScopedQuery, scope_parameters, scope_query, split_at
+from substrate.retrieval.cypher_scope import ScopedQuery, scope_parameters
 from substrate.retrieval.scope import ReadScope
 
 FETCH_SIZE = 100
+# the plan check reads this operator's row estimate: such a plan is explained every time
+ESTIMATED_OPERATOR = "CartesianProduct"
 # keys a pinned query reads (None: all) -> ceid -> {key: value at the pinned version}
 PastValues = Callable[[frozenset[str] | None], Awaitable[dict[str, dict[str, Any]]]]
 
@@ -95,8 +106,9 @@ def neo4j_failure(exc: Neo4jError, timeout: float) -> SubstrateError:
 
 
 async def explain(driver: AsyncDriver, scoped: ScopedQuery, params: dict[str, Any],
-                  timeout: float) -> None:
-    """The second check: EXPLAIN the rewritten query and walk its plan (``cypher_plan``)."""
+                  timeout: float) -> bool:
+    """The second check: EXPLAIN the rewritten query and walk its plan (``cypher_plan``).
+    True when the verdict holds whatever the graph's statistics (no estimate was read)."""
     try:
         async with driver.session(default_access_mode="READ") as session:
             result = await session.run("EXPLAIN " + scoped.text, params)
@@ -104,6 +116,7 @@ async def explain(driver: AsyncDriver, scoped: ScopedQuery, params: dict[str, An
     except Neo4jError as exc:
         raise neo4j_failure(exc, timeout) from exc
     check_plan(summary.plan, summary.query_type)
+    return ESTIMATED_OPERATOR not in repr(summary.plan)
 
 
 async def with_past_reads(scoped: ScopedQuery, params: dict[str, Any],
@@ -123,8 +136,7 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
                      past: PastValues | None = None) -> dict[str, Any]:
     """``past``: for a pinned query, the property values at its version (issue 9)."""
     started = time.perf_counter()
-    scoped = scope_query(query, params,
-                         jurisdictions_restricted=scope.params().get("jurisdictions") is not None)
+    scoped = scoped_query(query, params, scope.params().get("jurisdictions") is not None)
     if scope.jurisdictions is not None and scoped.procedures:
         # the Browser procedures take jurisdictions as an optional last argument, which the
         # rewrite does not force: refuse them to a principal restricted to jurisdictions
@@ -136,33 +148,13 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
     rewound = 0
     if past is not None:
         scoped, rewound = await with_past_reads(scoped, all_params, past)
-    await explain(driver, scoped, all_params, timeout)
+    if not PLAN_CHECKS.passed(scoped.text, all_params) \
+            and await explain(driver, scoped, all_params, timeout):
+        PLAN_CHECKS.remember(scoped.text, all_params)
     checked_ms = (time.perf_counter() - started) * 1000
-
-    @unit_of_work(timeout=timeout)
-    async def work(tx: AsyncManagedTransaction) -> tuple[list[str], list[Any], str | None]:
-        result = await tx.run(scoped.text, all_params)
-        keys, rows, size = list(result.keys()), [], 2  # type: list[str], list[Any], int
-        async for record in result:
-            if len(rows) == row_limit:
-                await result.consume()
-                return keys, rows, "rows"
-            row = [to_json(v) for v in record.values()]
-            size += len(json.dumps(row, default=str)) + 1
-            if size > max_bytes:
-                if not rows:
-                    raise QueryTooLarge(f"one row is larger than the {max_bytes}-byte cap",
-                                        {"max_bytes": max_bytes})
-                await result.consume()
-                return keys, rows, "bytes"
-            rows.append(row)
-        return keys, rows, None
-
     try:
-        async with driver.session(  # routed as a read; after this process's own writes
-                default_access_mode="READ", fetch_size=FETCH_SIZE,
-                bookmark_manager=driver.execute_query_bookmark_manager) as session:
-            keys, rows, truncated_by = await session.execute_read(work)
+        keys, rows, truncated_by = await bounded_read(
+            driver, Query(scoped.text, timeout=timeout), all_params, row_limit, max_bytes)
     except Neo4jError as exc:
         raise neo4j_failure(exc, timeout) from exc
     return {"columns": keys, "rows": rows, "row_count": len(rows),
@@ -173,6 +165,47 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
             "snapshot_version": scope.version, "pinned": scope.pinned,
             "rewritten_query": scoped.text,
             **({"rewound_values": rewound} if past is not None else {})}
+
+
+async def bounded_read(driver: AsyncDriver, query: Query, params: dict[str, Any],
+                       row_limit: int, max_bytes: int
+                       ) -> tuple[list[str], list[Any], str | None]:
+    """(columns, rows, what cut them: "rows" | "bytes" | None): one auto-commit read routed
+    to a reader after this process's own writes (RUN and PULL in one round trip; a managed
+    transaction adds BEGIN and COMMIT), fetched in batches of ``FETCH_SIZE``; a retryable
+    failure is run again with backoff within ``NEO4J_RETRY_S``, as a managed one would be."""
+    deadline, delay = time.monotonic() + NEO4J_RETRY_S, RETRY_FIRST_S
+    while True:
+        try:
+            async with driver.session(
+                    default_access_mode="READ", fetch_size=FETCH_SIZE,
+                    bookmark_manager=driver.execute_query_bookmark_manager) as session:
+                result = await session.run(query, params)
+                return await _capped(result, row_limit, max_bytes)
+        except (Neo4jError, DriverError) as exc:
+            if not exc.is_retryable() or time.monotonic() + delay > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, RETRY_MAX_S)
+
+
+async def _capped(result: AsyncResult, row_limit: int, max_bytes: int
+                  ) -> tuple[list[str], list[Any], str | None]:
+    keys, rows, size = list(result.keys()), [], 2  # type: list[str], list[Any], int
+    async for record in result:
+        if len(rows) == row_limit:
+            await result.consume()
+            return keys, rows, "rows"
+        row = [to_json(v) for v in record.values()]
+        size += len(json.dumps(row, default=str)) + 1
+        if size > max_bytes:
+            if not rows:
+                raise QueryTooLarge(f"one row is larger than the {max_bytes}-byte cap",
+                                    {"max_bytes": max_bytes})
+            await result.consume()
+            return keys, rows, "bytes"
+        rows.append(row)
+    return keys, rows, None
 
 
 def parse_request(body: dict[str, Any]) -> tuple[str, dict[str, Any], Any, Any]:
@@ -186,7 +219,7 @@ def parse_request(body: dict[str, Any]) -> tuple[str, dict[str, Any], Any, Any]:
     if unknown:
         raise BadRequest("unknown fields", {"unknown": sorted(unknown)})
     params = check_params(body.get("params"))
-    stripped, at_clause = split_at(query)
+    stripped, at_clause = split_query(query)
     version, at = body.get("snapshot_version"), body.get("at")
     if at_clause is not None:
         if version is not None or at is not None:

@@ -32,8 +32,9 @@ once (orjson), its index (the ids in that text) is computed and the store script
 answer (status ``storing``), and
 a lookup of a key whose store is still queued in this process waits for that store first, so
 a caller asking twice in a row gets the hit. At most ``MAX_PENDING_STORES`` are queued; past
-that a store is awaited as without deferral. With ``early_start`` (the gateway) a kind whose
-lookups mostly miss starts its computation with the lookup (:mod:`substrate.cache_early`).
+that a store is awaited as without deferral. ``early_start`` names the kinds (the gateway:
+the direct endpoints') that start their computation with the lookup while their lookups
+mostly miss (:mod:`substrate.cache_early`).
 """
 
 from __future__ import annotations
@@ -268,7 +269,7 @@ class QueryCache:
     def __init__(self, settings: Settings, redis_client: RedisClient,
                  ontology: Ontology | None = None,
                  cooldown_s: float = BREAKER_COOLDOWN_S, defer_stores: bool = False,
-                 early_start: bool = False) -> None:
+                 early_start: Iterable[str] = ()) -> None:
         self.ttl = settings.cache_ttl_seconds
         self.defer_stores = defer_stores
         self.early = EarlyStart(early_start)  # compute with the lookup when it mostly misses
@@ -284,7 +285,8 @@ class QueryCache:
 
     @classmethod
     def from_settings(cls, settings: Settings, ontology: Ontology | None = None,
-                      defer_stores: bool = False, early_start: bool = False) -> QueryCache:
+                      defer_stores: bool = False, early_start: Iterable[str] = ()
+                      ) -> QueryCache:
         return cls(settings, redis_client(settings), ontology, defer_stores=defer_stores,
                    early_start=early_start)
 

@@ -6,14 +6,16 @@ Whether a kind mostly misses is a moving average of its recent lookups in this p
 starts with the lookup. When the lookup hits after all, the early computation is left to
 finish and its answer is dropped (cancelling a Neo4j read mid-flight would cost its
 connection); a kind whose lookups mostly hit does not start early, so a warm cache pays no
-extra reads. A lookup that fails (Redis down) uses the early computation; a request cancelled
-during the lookup cancels it.
+extra reads. Only the kinds named start early: reads of one round trip (the direct
+endpoints), where the lookup is a fair share of the time and a dropped answer is cheap — not
+``/search``, whose computation is many times its lookup. A lookup that fails (Redis down)
+uses the early computation; a request cancelled during the lookup cancels it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,15 +33,15 @@ class EarlyStats:
 
 
 class EarlyStart:
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
+    def __init__(self, kinds: Iterable[str] = ()) -> None:
+        self.kinds = frozenset(kinds)  # the kinds that may start early (cheap reads)
         self.miss_rate: dict[str, float] = {}
         self.stats = EarlyStats()
         self._unused: set[Early] = set()  # held until done (the loop keeps weak references)
 
     def start(self, kind: str, compute: Compute) -> Early | None:
         """The computation, started now when ``kind`` mostly misses; else None."""
-        if not self.enabled or self.miss_rate.get(kind, 1.0) < START_ABOVE:
+        if kind not in self.kinds or self.miss_rate.get(kind, 1.0) < START_ABOVE:
             return None
         self.stats.started += 1
         return asyncio.ensure_future(compute())

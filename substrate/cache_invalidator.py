@@ -220,10 +220,14 @@ class CacheRuntime:
         await self.cache.aclose()
 
 
+EARLY_KINDS = ("dependencies", "ownership", "memory")  # one-round-trip reads (cache_early)
+
+
 def start_cache(settings: Settings, ontology: Ontology | None = None) -> CacheRuntime:
     """The query cache and its invalidator, started on the running event loop (a long-lived
     process: a miss is answered before its store reaches Redis, see :mod:`substrate.cache`)."""
-    cache = QueryCache.from_settings(settings, ontology, defer_stores=True, early_start=True)
+    cache = QueryCache.from_settings(settings, ontology, defer_stores=True,
+                                     early_start=EARLY_KINDS)
     invalidator = CacheInvalidator(settings, cache)
     invalidator.start()
     return CacheRuntime(cache, invalidator)

@@ -21,6 +21,7 @@ from substrate.settings import Settings
 from tests.support.local_procs import free_port
 
 pytestmark = pytest.mark.integration
+KINDS = ("dependencies", "ownership", "memory")
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def test_a_miss_computes_once_and_stores_then_hits_stop_early_starts(
         return run
 
     async def scenario() -> None:
-        cache = QueryCache.from_settings(stack, defer_stores=True, early_start=True)
+        cache = QueryCache.from_settings(stack, defer_stores=True, early_start=KINDS)
         scope = latest_scope(tenant, 5, 5)
         try:
             first, cached = await cache.get_or_compute("dependencies", {"s": "a"}, scope,
@@ -86,7 +87,7 @@ def test_an_error_of_the_early_computation_reaches_the_caller(
         raise NotFound("no Service 'nope'")
 
     async def scenario() -> None:
-        cache = QueryCache.from_settings(stack, defer_stores=True, early_start=True)
+        cache = QueryCache.from_settings(stack, defer_stores=True, early_start=KINDS)
         try:
             with pytest.raises(NotFound):
                 await cache.get_or_compute("memory", {"s": "nope"}, latest_scope(tenant, 5, 5),
@@ -107,7 +108,7 @@ def test_redis_down_answers_from_the_early_computation(stack: Settings, tenant: 
         return {"n": len(calls)}
 
     async def scenario() -> list[dict[str, Any]]:
-        cache = QueryCache.from_settings(dead, defer_stores=True, early_start=True)
+        cache = QueryCache.from_settings(dead, defer_stores=True, early_start=KINDS)
         try:
             return [(await cache.get_or_compute("dependencies", {}, latest_scope(tenant, 5, 5),
                                                 compute))[0] for _ in range(2)]
@@ -117,3 +118,20 @@ def test_redis_down_answers_from_the_early_computation(stack: Settings, tenant: 
     out = asyncio.run(scenario())
     assert [o["n"] for o in out] == [1, 2] and len(calls) == 2
     assert all(o["cache"]["status"] == "unavailable" for o in out)
+
+
+def test_a_kind_not_named_never_starts_early(stack: Settings, tenant: str) -> None:
+    async def compute() -> dict[str, Any]:
+        return {"answer": "x"}
+
+    async def scenario() -> None:
+        cache = QueryCache.from_settings(stack, defer_stores=True, early_start=KINDS)
+        try:
+            out, cached = await cache.get_or_compute("search", {"q": "x"},
+                                                     latest_scope(tenant, 5, 5), compute)
+            assert not cached and out["answer"] == "x"
+            assert cache.early.stats.started == 0
+        finally:
+            await cache.aclose()
+
+    asyncio.run(scenario())

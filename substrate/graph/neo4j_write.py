@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -46,11 +47,27 @@ def new_node_props(node: NodeRecord, embedding: list[float] | None, tenant: str,
 
 
 def edge_row(key: str, edge: EdgeRecord) -> dict[str, Any]:
-    """graph/create_edges' row: fixed properties as fields, user properties under ``user``."""
+    """graph/create_edges' row: fixed properties as fields, user properties (when there are
+    any) under ``user`` with their names in ``prop_keys``."""
+    row: dict[str, Any] = {
+        "key": key, "src": edge.src, "dst": edge.dst, "evidence_ref": edge.evidence_ref,
+        "confidence": float(edge.confidence), "weight": float(edge.weight),
+        "source": edge.source}
     user = {k: v for k, v in edge.props.items() if k not in RESERVED}
-    return {"key": key, "src": edge.src, "dst": edge.dst, "evidence_ref": edge.evidence_ref,
-            "confidence": float(edge.confidence), "weight": float(edge.weight),
-            "source": edge.source, "prop_keys": sorted(user), "user": user}
+    if user:
+        row["user"], row["prop_keys"] = user, sorted(user)
+    return row
+
+
+def edge_rows(keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """(key, start node) pairs as graph/live_edges' and graph/close_edges' rows, by
+    (relationship type, start node's storage label): one row per start node with its keys."""
+    grouped: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for key, src in keys:
+        rel_type = key.split("-[", 1)[1].split("]->", 1)[0]
+        grouped[(rel_type, storage(src))][src].append(key)
+    return {group: [{"src": src, "keys": ks} for src, ks in by_src.items()]
+            for group, by_src in grouped.items()}
 
 
 @dataclass
@@ -75,11 +92,10 @@ class WritePlan:
             embeddings: dict[str, list[float]]) -> None:
         ts = self.valid_at.isoformat()
         stamp = {"version": self.version, "ts": ts}
-        by_type: dict[str, list[str]] = defaultdict(list)
-        for key, edge in changes.edge_closes:
-            by_type[edge["type"]].append(key)
-        for rel_type, keys in by_type.items():
-            self._run(tx, "graph/close_edges", {"rel_type": rel_type}, "keys", keys, **stamp)
+        closing = edge_rows((key, edge["src"]) for key, edge in changes.edge_closes)
+        for (rel_type, src_label), rows in closing.items():
+            ctx = {"rel_type": rel_type, "src_label": src_label}
+            self._run(tx, "graph/close_edges", ctx, "rows", rows, **stamp)
         self._upsert_nodes(tx, changes, embeddings, ts)
         drops: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for ceid, remaining in changes.node_source_drops:
@@ -118,7 +134,7 @@ class WritePlan:
         groups: dict[tuple[str, str, str, bool], list[dict[str, Any]]] = defaultdict(list)
         for key, edge in changes.edge_adds:
             row = edge_row(key, edge)
-            groups[(edge.type, storage(edge.src), storage(edge.dst), bool(row["user"]))].append(
+            groups[(edge.type, storage(edge.src), storage(edge.dst), "user" in row)].append(
                 row)
         for (rel_type, src_label, dst_label, user_props), rows in groups.items():
             ctx = {"rel_type": rel_type, "src_label": src_label, "dst_label": dst_label,

@@ -25,6 +25,7 @@ from substrate.cypher import CypherLibrary
 from substrate.errors import Unavailable, ValidationFailed
 from substrate.graph import diff as d
 from substrate.graph import embedding_registry, events, faults, intents, snapshots
+from substrate.graph.neo4j_write import edge_rows
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.graph.reconcile import clear_marks, reconcile_locked
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
@@ -89,17 +90,16 @@ class GraphWriter:
         nodes, edges, pending = self._split_by_confidence(batch, verified)
         with psycopg.connect(self.settings.postgres_dsn, autocommit=True) as conn, \
                 snapshots.writers_lock(conn), \
-                ThreadPoolExecutor(max_workers=3, thread_name_prefix="writer") as pool:
+                ThreadPoolExecutor(max_workers=4, thread_name_prefix="writer") as pool:
             reconcile_locked(conn, self.driver, self.cypher)  # a crashed writer's leftovers
             # read while the nodes are read and checked; hashed while Neo4j works
-            live_edges = pool.submit(self._live_edges, tenant, [d.edge_key(e) for e in edges])
+            prior = self._read_prior(pool, tenant, source, mode, edges, keep_edge_sources)
             digest = pool.submit(d.content_hash, nodes, edges, source, mode)
             with conn.transaction():  # the queue and the embedding model (the intent: below)
                 version = snapshots.next_version(conn)
-                live, existing = self._check(tenant, batch, deletes, pool)  # queued items too
-                queued = enqueue(conn, tenant, source, pending)
-                changes = self._diff(tenant, source, mode, nodes, edges, deletes, live,
-                                     live_edges.result())
+                live, existing = self._check(tenant, batch, deletes, pool, prior)
+                queued = enqueue(conn, tenant, source, pending)  # queued items too
+                changes = self._diff(tenant, source, nodes, edges, deletes, live, prior)
                 if changes.empty:
                     return CommitResult(None, digest.result(), queued=queued)
                 touched = self._touched(changes)  # once: a set per node made commits O(n²)
@@ -169,7 +169,8 @@ class GraphWriter:
         return nodes, edges, pending
 
     def _check(
-        self, tenant: str, batch: GraphBatch, deletes: Sequence[str], pool: ThreadPoolExecutor
+        self, tenant: str, batch: GraphBatch, deletes: Sequence[str], pool: ThreadPoolExecutor,
+        prior: _Prior,
     ) -> tuple[dict[str, d.LIVE_NODE], frozenset[str]]:
         """Reject the batch on any problem of any record (positions are indexes into
         ``batch.nodes``/``batch.edges``); return the live nodes it touches and the ids of
@@ -177,7 +178,10 @@ class GraphWriter:
         wanted = {n.ceid for n in batch.nodes} | {x for x in deletes if "-[" not in x}
         endpoints = ({e.src for e in batch.edges} | {e.dst for e in batch.edges}) - wanted
         live_endpoints = pool.submit(self._live_ceids, tenant, endpoints)  # both reads at once
-        found = self._live_nodes(tenant, sorted(wanted))
+        # in sync mode the source's live nodes are read anyway: only the others are looked up
+        sourced = prior.source_nodes.result() if prior.source_nodes else {}
+        found = {c: {**sourced[c], "live": True} for c in wanted if c in sourced}
+        found.update(self._live_nodes(tenant, sorted(wanted - set(found))))
         live = {c: n for c, n in found.items() if n["live"]}
         known = set(live) | {n.ceid for n in batch.nodes} | live_endpoints.result()
         problems = validate_batch(batch.nodes, batch.edges, self.ontology, known)
@@ -191,21 +195,36 @@ class GraphWriter:
             )
         return live, frozenset(found)
 
+    def _read_prior(
+        self, pool: ThreadPoolExecutor, tenant: str, source: str, mode: str,
+        edges: list[EdgeRecord], keep_edge_sources: bool,
+    ) -> _Prior:
+        """Start the reads of what the graph holds before the batch. In sync mode the
+        source's live nodes and edges are read whole (to withdraw what the batch no longer
+        says); the batch's edges are among the source's own unless they keep their sources,
+        so they need no read of their own."""
+        sync = mode == "sync"
+        source_nodes = pool.submit(self._source_nodes, tenant, source) if sync else None
+        source_edges = pool.submit(self._source_edges, tenant, source) if sync else None
+        live_edges = source_edges
+        if not sync or keep_edge_sources:
+            live_edges = pool.submit(self._live_edges, tenant,
+                                     [(d.edge_key(e), e.src) for e in edges])
+        assert live_edges is not None
+        return _Prior(live_edges, source_nodes, source_edges)
+
     def _diff(
-        self, tenant: str, source: str, mode: str, nodes: list[NodeRecord],
-        edges: list[EdgeRecord], deletes: Sequence[str], live: dict[str, d.LIVE_NODE],
-        live_edges: dict[str, d.LIVE_EDGE],
+        self, tenant: str, source: str, nodes: list[NodeRecord], edges: list[EdgeRecord],
+        deletes: Sequence[str], live: dict[str, d.LIVE_NODE], prior: _Prior,
     ) -> d.ChangeSet:
-        """``live_edges``: the live edges with the keys of ``edges``."""
         changes = d.ChangeSet()
         d.diff_nodes(nodes, live, set(), source, changes)
-        seen = d.diff_edges(edges, live_edges, changes)
-        if mode == "sync":  # a node the batch's edges still use is not withdrawn
+        seen = d.diff_edges(edges, prior.live_edges.result(), changes)
+        if prior.source_nodes and prior.source_edges:  # sync: a node the batch's edges still
+            # use is not withdrawn
             asserted = {n.ceid for n in nodes} | {e.src for e in edges} | {e.dst for e in edges}
-            d.sync_removals(
-                source, asserted, seen, self._source_nodes(tenant, source),
-                self._source_edges(tenant, source), changes,
-            )
+            d.sync_removals(source, asserted, seen, prior.source_nodes.result(),
+                            prior.source_edges.result(), changes)
         self._apply_deletes(tenant, deletes, live, changes)
         self._close_touching(tenant, changes)
         return changes
@@ -215,7 +234,7 @@ class GraphWriter:
         changes: d.ChangeSet,
     ) -> None:
         edge_keys = [x for x in deletes if "-[" in x]
-        found = self._live_edges(tenant, edge_keys)
+        found = self._live_edges(tenant, [(k, k.split("-[", 1)[0]) for k in edge_keys])
         missing = [k for k in edge_keys if k not in found]
         if missing:
             raise ValidationFailed(
@@ -266,16 +285,14 @@ class GraphWriter:
                 out.update(r["live"])
         return out
 
-    def _live_edges(self, tenant: str, keys: list[str]) -> dict[str, d.LIVE_EDGE]:
-        by_type: dict[str, list[str]] = defaultdict(list)
-        for k in keys:
-            by_type[k.split("-[", 1)[1].split("]->", 1)[0]].append(k)
+    def _live_edges(self, tenant: str, keys: list[tuple[str, str]]) -> dict[str, d.LIVE_EDGE]:
+        """The live edges among ``keys``: (key, start node) pairs."""
         out = {}
-        for rel_type, group in by_type.items():
+        for (rel_type, src_label), rows in edge_rows(keys).items():
             if not self.ontology.has_type(rel_type):
                 continue
-            for r in self._read("graph/live_edges", {"rel_type": rel_type},
-                                tenant=tenant, keys=group):
+            ctx = {"rel_type": rel_type, "src_label": src_label}
+            for r in self._read("graph/live_edges", ctx, tenant=tenant, rows=rows):
                 out[r["key"]] = r
         return out
 
@@ -373,6 +390,15 @@ class GraphWriter:
                 bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
             session.execute_write(work)
             return sorted(session.last_bookmarks().raw_values)
+
+
+@dataclass(frozen=True)
+class _Prior:
+    """The reads of the graph before a batch, started at once (see ``_read_prior``)."""
+
+    live_edges: Future[dict[str, d.LIVE_EDGE]]  # at least the batch's edges that are live
+    source_nodes: Future[dict[str, d.LIVE_NODE]] | None  # sync mode only
+    source_edges: Future[dict[str, d.LIVE_EDGE]] | None
 
 
 @dataclass(frozen=True)

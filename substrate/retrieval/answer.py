@@ -15,6 +15,8 @@ from substrate.retrieval.context import Hit, StrategyResult
 __all__ = ["Citation", "Citations", "compose", "generate"]
 
 _CITE = re.compile(r"\[(\d+)\]")
+# strategies whose note is the answer when they found facts (in this order)
+NOTE_ANSWERS = ("epic_impact", "temporal", "intent")
 _PRIMARY = {"dependency": "dependencies", "callers": "callers", "ownership": "owns_traversal",
             "decision_rationale": "memory", "when": "edge_history", "attributes": "attributes"}
 
@@ -60,7 +62,7 @@ def compose(intent: str, results: dict[str, StrategyResult],
     overview = results.get("global_graphrag")
     if intent == "strategic_risks" and overview is not None and overview.facts and overview.note:
         return overview.note, _numbered(overview.hops)  # the reduce step's answer (RSN-14)
-    for name in ("epic_impact", "temporal", "intent"):
+    for name in NOTE_ANSWERS:
         extra = results.get(name)
         if extra is not None and extra.note and extra.facts:
             return extra.note, cites.items

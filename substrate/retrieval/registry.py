@@ -7,6 +7,7 @@ from typing import Any
 
 from substrate.retrieval import strategies_graph as g
 from substrate.retrieval import strategies_text as t
+from substrate.retrieval.answer import NOTE_ANSWERS
 from substrate.retrieval.context import SearchContext, StrategyResult
 from substrate.retrieval.router import Intent, asks_for_risks
 
@@ -55,7 +56,18 @@ RISK_PLAN = ("risks",)
 # subject named or found: the answer then falls back to the hybrid hits)
 PRIMARY_FIRST: dict[str, str] = {Intent.DEPENDENCY: "dependencies", Intent.CALLERS: "callers",
                                  Intent.OWNERSHIP: "owns_traversal",
-                                 Intent.EPIC_IMPACT: "epic_impact"}
+                                 Intent.EPIC_IMPACT: "epic_impact",
+                                 # the incident window (UC-06) and the PR check (UC-03): the
+                                 # answer is their note whenever they found facts
+                                 Intent.TEMPORAL: "temporal",
+                                 Intent.INTENT_MISMATCH: "intent"}
+
+
+def answered(name: str, result: StrategyResult) -> bool:
+    """Has the answering strategy ``name`` found what the answer is composed from
+    (``answer.compose``; a ``NOTE_ANSWERS`` strategy answers with its note only when it
+    has facts)? Then the rest of its preset is not run."""
+    return bool(result.facts) and (name not in NOTE_ANSWERS or bool(result.note))
 
 
 # The seeds each answering strategy takes its subject from: for every group of labels, the

@@ -39,6 +39,7 @@ from substrate.retrieval.rationale import rationale
 from substrate.retrieval.registry import (
     RISK_PLAN,
     STRATEGIES,
+    answered,
     plan_for,
     primary_first,
     subject_seeds,
@@ -152,7 +153,7 @@ async def _run_plan(ctx: SearchContext, plan: list[str], emit: Emit, staged: boo
                 results[n] = o
             else:
                 failed[n] = repr(o)[:300]
-        if staged and plan[0] in results and results[plan[0]].facts:
+        if staged and plan[0] in results and answered(plan[0], results[plan[0]]):
             break
     return results, failed
 

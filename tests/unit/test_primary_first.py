@@ -12,10 +12,11 @@ import pytest
 from substrate.retrieval import search as pipeline
 from substrate.retrieval import strategies_time  # noqa: F401 - registers epic_impact
 from substrate.retrieval.context import StrategyResult
-from substrate.retrieval.registry import PLANS, STRATEGIES, plan_for, primary_first
+from substrate.retrieval.registry import PLANS, STRATEGIES, answered, plan_for, primary_first
 from substrate.retrieval.router import Intent
 
-STAGED = (Intent.DEPENDENCY, Intent.CALLERS, Intent.OWNERSHIP, Intent.EPIC_IMPACT)
+STAGED = (Intent.DEPENDENCY, Intent.CALLERS, Intent.OWNERSHIP, Intent.EPIC_IMPACT,
+          Intent.TEMPORAL, Intent.INTENT_MISMATCH)
 
 
 @pytest.mark.parametrize("intent", STAGED)
@@ -23,8 +24,8 @@ def test_the_families_one_traversal_answers_are_staged(intent: Intent) -> None:
     assert primary_first(intent, list(plan_for(intent)))
 
 
-@pytest.mark.parametrize("intent", [Intent.DECISION_RATIONALE, Intent.TEMPORAL,
-                                    Intent.FREE_TEXT, Intent.ATTRIBUTES])
+@pytest.mark.parametrize("intent", [Intent.DECISION_RATIONALE, Intent.FREE_TEXT,
+                                    Intent.ATTRIBUTES, Intent.WHEN])
 def test_other_families_run_their_whole_preset_at_once(intent: Intent) -> None:
     assert not primary_first(intent, list(plan_for(intent)))
 
@@ -80,3 +81,11 @@ def test_staged_plan_runs_the_rest_when_the_first_finds_nothing(ran: list[str]) 
 def test_unstaged_plan_runs_everything(ran: list[str]) -> None:
     results, _ = _run(["t_answers", "t_extra"], staged=False)
     assert sorted(ran) == ["t_answers", "t_extra"] and set(results) == {"t_answers", "t_extra"}
+
+
+def test_a_note_answering_strategy_stops_the_plan_only_with_facts_and_a_note() -> None:
+    found = StrategyResult("temporal", facts=[{"incident": "i"}], note="What changed ...")
+    assert answered("temporal", found) and answered("intent", found)
+    assert not answered("temporal", StrategyResult("temporal", facts=[{"incident": "i"}]))
+    assert not answered("intent", StrategyResult("intent", note="no pull request named"))
+    assert answered("dependencies", StrategyResult("dependencies", facts=[{"subject": "s"}]))

@@ -20,6 +20,7 @@ import posixpath
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from substrate.connectors.aliases import NameIndex
 from substrate.connectors.gitsource import GitSnapshot
@@ -204,14 +205,21 @@ def _node(rec: AdrRecord, ref: str) -> NodeRecord:
     return NodeRecord(rec.ceid, "DecisionNode", props, (ref,))
 
 
-def decision_edges(rec: AdrRecord, index: NameIndex, snap: GitSnapshot) -> list[EdgeRecord]:
-    """WHY for services in the title or the decision; MENTIONS for the others named."""
+def decision_lines(rec: AdrRecord) -> list[Line]:
+    """The lines of the record's decision sections."""
+    return [ln for s in find_sections(rec.doc.body, DECISION_SECTIONS) for ln in s.lines]
+
+
+def decision_edges(rec: AdrRecord, index: NameIndex, snap: GitSnapshot,
+                   decision: list[Line] | None = None) -> list[EdgeRecord]:
+    """WHY for services in the title or the decision (``decision``: its lines, when
+    known); MENTIONS for the others named."""
 
     def ref_of(line: int) -> str:
         return snap.ref(rec.path, line)
 
     title_lines = [(rec.name_line, rec.name)]
-    decision = [ln for s in find_sections(rec.doc.body, DECISION_SECTIONS) for ln in s.lines]
+    decision = decision_lines(rec) if decision is None else decision
     why = find_mentions(title_lines, index, plain_words=True) + find_mentions(decision, index)
     unique_why: list[Mention] = []
     for mention in why:
@@ -226,18 +234,27 @@ def decision_edges(rec: AdrRecord, index: NameIndex, snap: GitSnapshot) -> list[
     )
 
 
+@lru_cache(maxsize=4096)
+def _parsed(path: str, text: str, primary_dir: str) -> tuple[AdrRecord, list[Line]]:
+    """A record and its decision lines (memoised: a history replay reads the same records at
+    every commit; callers only read them)."""
+    rec = parse_adr(path, text, primary_dir)
+    return rec, decision_lines(rec)
+
+
 def adr_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
     """DecisionNodes and their SUPERSEDES / WHY / MENTIONS edges."""
     paths = [p for p in snap.files() if is_adr_path(p)]
     snap.preload(paths)
     primary = primary_adr_dir(paths)
-    records = [parse_adr(p, snap.read(p), primary) for p in paths]
+    parsed = [_parsed(p, snap.read(p), primary) for p in paths]
+    records = [rec for rec, _ in parsed]
     batch = GraphBatch()
-    for rec in records:
+    for rec, decision in parsed:
         batch.nodes.append(_node(rec, snap.ref(rec.path, rec.name_line)))
         same_dir = [r for r in records if posixpath.dirname(r.path) == posixpath.dirname(rec.path)]
         numbers = {adr_number(r.path): r.ceid for r in same_dir}
         by_number = {n: c for n, c in numbers.items() if n is not None}
         batch.edges.extend(supersede_edges(rec, by_number, snap))
-        batch.edges.extend(decision_edges(rec, index, snap))
+        batch.edges.extend(decision_edges(rec, index, snap, decision))
     return batch

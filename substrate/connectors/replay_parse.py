@@ -24,6 +24,7 @@ import tempfile
 import threading
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,9 +48,15 @@ def with_chunks(batch: GraphBatch) -> GraphBatch:
     for node in list(batch.nodes):
         text, path = node.props.get("text"), node.props.get("path")
         if node.label in CHUNKED_LABELS and isinstance(text, str) and text and path:
-            batch.extend(chunk_document(str(path), text, CHUNKS, sequence_edges=True,
-                                        doc_ceid=node.ceid))
+            batch.extend(_chunks(str(path), text, node.ceid))
     return batch
+
+
+@lru_cache(maxsize=4096)
+def _chunks(path: str, text: str, doc_ceid: str) -> GraphBatch:
+    """A document's chunks (memoised: a history replay chunks the same documents at every
+    commit; the records are frozen and ``GraphBatch.extend`` copies the lists)."""
+    return chunk_document(path, text, CHUNKS, sequence_edges=True, doc_ceid=doc_ceid)
 
 
 @dataclass(frozen=True)

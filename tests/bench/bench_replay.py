@@ -41,11 +41,23 @@ def clone(settings: Settings, name: str) -> Path:
 
 
 def replay_once(repo: Path, until: str | None, path_filter: bool) -> dict[str, Any]:
-    """One replay in this process (fresh blame cache) into a fresh tenant, then deleted."""
+    """One replay in this process (fresh blame cache) into a fresh tenant, then deleted.
+    ``writer_seconds``: the time spent in the writer's ``commit`` (parsing runs ahead of
+    it in a process of its own, see ``replay_parse``)."""
     from substrate.connectors.git_ingest import ingest_git
     from substrate.db import neo4j_driver
-    from substrate.graph.writer import GraphWriter
+    from substrate.graph.writer import CommitResult, GraphWriter
     from tests.bench.bench_ingest import delete_tenant
+
+    class TimedWriter(GraphWriter):
+        seconds = 0.0
+
+        def commit(self, *args: Any, **kwargs: Any) -> CommitResult:
+            started = time.perf_counter()
+            try:
+                return super().commit(*args, **kwargs)
+            finally:
+                TimedWriter.seconds += time.perf_counter() - started
 
     settings = Settings.from_env()
     driver = neo4j_driver(settings)
@@ -58,16 +70,20 @@ def replay_once(repo: Path, until: str | None, path_filter: bool) -> dict[str, A
 
     try:
         started = time.perf_counter()
-        results = ingest_git(GraphWriter(settings, driver, None), repo, history=True,
+        results = ingest_git(TimedWriter(settings, driver, None), repo, history=True,
                              until=until, tenant=tenant, progress=progress,
                              path_filter=path_filter)
         seconds = time.perf_counter() - started
     finally:
         delete_tenant(settings, driver, tenant)
         driver.close()
+    snapshots = sum(1 for r in results if r.snapshot_version)
     return {"path_filter": path_filter, "commits": len(results), "parsed": parsed,
-            "snapshots": sum(1 for r in results if r.snapshot_version),
-            "seconds": round(seconds, 1), "commits_per_s": round(len(results) / seconds, 1)}
+            "snapshots": snapshots, "seconds": round(seconds, 1),
+            "commits_per_s": round(len(results) / seconds, 1),
+            "writer_seconds": round(TimedWriter.seconds, 1),
+            "writer_s_per_snapshot": round(TimedWriter.seconds / max(snapshots, 1), 3),
+            "load_average_1m": round(os.getloadavg()[0], 2)}
 
 
 def in_process(repo: Path, until: str | None, path_filter: bool) -> dict[str, Any]:

@@ -63,6 +63,17 @@ PRIMARY_FIRST: dict[str, str] = {Intent.DEPENDENCY: "dependencies", Intent.CALLE
                                  Intent.INTENT_MISMATCH: "intent"}
 
 
+# strategies that run beside the answering one in the first stage: the answer's calibrated
+# confidence reads them (``calibration.calibrated``: a window's changes before the incident)
+FIRST_STAGE_WITH: dict[str, tuple[str, ...]] = {"temporal": ("window_changes",)}
+
+
+def first_stage(plan: list[str]) -> list[str]:
+    """The strategies of a staged ``plan`` run first: its answering strategy and those the
+    answer's confidence reads; the rest run only when it found nothing."""
+    return [plan[0], *(n for n in FIRST_STAGE_WITH.get(plan[0], ()) if n in plan[1:])]
+
+
 def answered(name: str, result: StrategyResult) -> bool:
     """Has the answering strategy ``name`` found what the answer is composed from
     (``answer.compose``; a ``NOTE_ANSWERS`` strategy answers with its note only when it

@@ -40,6 +40,7 @@ from substrate.retrieval.registry import (
     RISK_PLAN,
     STRATEGIES,
     answered,
+    first_stage,
     plan_for,
     primary_first,
     subject_seeds,
@@ -142,7 +143,8 @@ async def _run_plan(ctx: SearchContext, plan: list[str], emit: Emit, staged: boo
     """Each strategy of ``plan`` in parallel; ``staged``: the first alone, the others only when
     it found no facts to answer from (``registry.primary_first``); ``ready``: the first's
     result, already computed."""
-    stages = [plan[:1], plan[1:]] if staged else [plan]
+    first = first_stage(plan) if staged else plan
+    stages = [first, [n for n in plan if n not in first]] if staged else [plan]
     results: dict[str, StrategyResult] = {}
     failed: dict[str, str] = {}
     for stage in stages:

@@ -12,7 +12,14 @@ import pytest
 from substrate.retrieval import search as pipeline
 from substrate.retrieval import strategies_time  # noqa: F401 - registers epic_impact
 from substrate.retrieval.context import StrategyResult
-from substrate.retrieval.registry import PLANS, STRATEGIES, answered, plan_for, primary_first
+from substrate.retrieval.registry import (
+    PLANS,
+    STRATEGIES,
+    answered,
+    first_stage,
+    plan_for,
+    primary_first,
+)
 from substrate.retrieval.router import Intent
 
 STAGED = (Intent.DEPENDENCY, Intent.CALLERS, Intent.OWNERSHIP, Intent.EPIC_IMPACT,
@@ -89,3 +96,10 @@ def test_a_note_answering_strategy_stops_the_plan_only_with_facts_and_a_note() -
     assert not answered("temporal", StrategyResult("temporal", facts=[{"incident": "i"}]))
     assert not answered("intent", StrategyResult("intent", note="no pull request named"))
     assert answered("dependencies", StrategyResult("dependencies", facts=[{"subject": "s"}]))
+
+
+def test_the_incident_window_runs_the_window_changes_beside_it() -> None:
+    """The answer's calibrated confidence reads the window's changes (same as unstaged)."""
+    plan = list(plan_for(Intent.TEMPORAL))
+    assert first_stage(plan) == ["temporal", "window_changes"]
+    assert first_stage(["callers", "local_graphrag", "keyword"]) == ["callers"]

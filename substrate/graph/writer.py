@@ -93,13 +93,15 @@ class GraphWriter:
                 ThreadPoolExecutor(max_workers=4, thread_name_prefix="writer") as pool:
             reconcile_locked(conn, self.driver, self.cypher)  # a crashed writer's leftovers
             # read while the nodes are read and checked; hashed while Neo4j works
-            prior = self._read_prior(pool, tenant, source, mode, edges, keep_edge_sources)
+            prior = self._read_prior(pool, tenant, source, mode, nodes, edges,
+                                     keep_edge_sources)
             digest = pool.submit(d.content_hash, nodes, edges, source, mode)
             with conn.transaction():  # the queue and the embedding model (the intent: below)
                 version = snapshots.next_version(conn)
-                live, existing = self._check(tenant, batch, deletes, pool, prior)
+                live, existing, live_ids = self._check(tenant, batch, deletes, pool, prior)
                 queued = enqueue(conn, tenant, source, pending)  # queued items too
-                changes = self._diff(tenant, source, nodes, edges, deletes, live, prior)
+                changes = self._diff(tenant, source, nodes, edges, deletes, live, live_ids,
+                                     prior)
                 if changes.empty:
                     return CommitResult(None, digest.result(), queued=queued)
                 touched = self._touched(changes)  # once: a set per node made commits O(n²)
@@ -171,10 +173,10 @@ class GraphWriter:
     def _check(
         self, tenant: str, batch: GraphBatch, deletes: Sequence[str], pool: ThreadPoolExecutor,
         prior: _Prior,
-    ) -> tuple[dict[str, d.LIVE_NODE], frozenset[str]]:
+    ) -> tuple[dict[str, d.LIVE_NODE], frozenset[str], set[str]]:
         """Reject the batch on any problem of any record (positions are indexes into
-        ``batch.nodes``/``batch.edges``); return the live nodes it touches and the ids of
-        its nodes that exist (live or closed)."""
+        ``batch.nodes``/``batch.edges``); return the live nodes it touches, the ids of its
+        nodes that exist (live or closed) and the ids of every live node it names."""
         wanted = {n.ceid for n in batch.nodes} | {x for x in deletes if "-[" not in x}
         endpoints = ({e.src for e in batch.edges} | {e.dst for e in batch.edges}) - wanted
         live_endpoints = pool.submit(self._live_ceids, tenant, endpoints)  # both reads at once
@@ -183,7 +185,8 @@ class GraphWriter:
         found = {c: {**sourced[c], "live": True} for c in wanted if c in sourced}
         found.update(self._live_nodes(tenant, sorted(wanted - set(found))))
         live = {c: n for c, n in found.items() if n["live"]}
-        known = set(live) | {n.ceid for n in batch.nodes} | live_endpoints.result()
+        live_ids = set(live) | live_endpoints.result()
+        known = live_ids | {n.ceid for n in batch.nodes}
         problems = validate_batch(batch.nodes, batch.edges, self.ontology, known)
         problems += validate_queued(batch.pending, self.ontology)
         problems += [Problem(x, "delete of an element that is not live") for x in deletes
@@ -193,33 +196,44 @@ class GraphWriter:
                 f"batch rejected: {len(problems)} problem(s); nothing was written",
                 [p.to_dict() for p in problems],
             )
-        return live, frozenset(found)
+        return live, frozenset(found), live_ids
 
     def _read_prior(
         self, pool: ThreadPoolExecutor, tenant: str, source: str, mode: str,
-        edges: list[EdgeRecord], keep_edge_sources: bool,
+        nodes: list[NodeRecord], edges: list[EdgeRecord], keep_edge_sources: bool,
     ) -> _Prior:
         """Start the reads of what the graph holds before the batch. In sync mode the
         source's live nodes and edges are read whole (to withdraw what the batch no longer
         says); the batch's edges are among the source's own unless they keep their sources,
-        so they need no read of their own."""
+        so they need no read of their own. Otherwise the edges between nodes the batch does
+        not carry are read now; those touching a batch node only after the nodes are read,
+        and only when both ends are live (a fresh load's edges need no read)."""
         sync = mode == "sync"
         source_nodes = pool.submit(self._source_nodes, tenant, source) if sync else None
         source_edges = pool.submit(self._source_edges, tenant, source) if sync else None
-        live_edges = source_edges
-        if not sync or keep_edge_sources:
-            live_edges = pool.submit(self._live_edges, tenant,
-                                     [(d.edge_key(e), e.src) for e in edges])
-        assert live_edges is not None
-        return _Prior(live_edges, source_nodes, source_edges)
+        if sync and not keep_edge_sources:
+            assert source_edges is not None
+            return _Prior(source_edges, [], source_nodes, source_edges)
+        carried = {n.ceid for n in nodes}
+        early: list[EdgeRecord] = []
+        late: list[EdgeRecord] = []
+        for e in edges:
+            (late if e.src in carried or e.dst in carried else early).append(e)
+        live_edges = pool.submit(self._live_edges, tenant, [(d.edge_key(e), e.src) for e in early])
+        return _Prior(live_edges, late, source_nodes, source_edges)
 
     def _diff(
         self, tenant: str, source: str, nodes: list[NodeRecord], edges: list[EdgeRecord],
-        deletes: Sequence[str], live: dict[str, d.LIVE_NODE], prior: _Prior,
+        deletes: Sequence[str], live: dict[str, d.LIVE_NODE], live_ids: set[str],
+        prior: _Prior,
     ) -> d.ChangeSet:
+        """``live_ids``: the live nodes among the batch's nodes and edge endpoints."""
+        late = [(d.edge_key(e), e.src) for e in prior.late
+                if e.src in live_ids and e.dst in live_ids]
+        live_edges = {**prior.live_edges.result(), **self._live_edges(tenant, late)}
         changes = d.ChangeSet()
         d.diff_nodes(nodes, live, set(), source, changes)
-        seen = d.diff_edges(edges, prior.live_edges.result(), changes)
+        seen = d.diff_edges(edges, live_edges, changes)
         if prior.source_nodes and prior.source_edges:  # sync: a node the batch's edges still
             # use is not withdrawn
             asserted = {n.ceid for n in nodes} | {e.src for e in edges} | {e.dst for e in edges}
@@ -396,7 +410,8 @@ class GraphWriter:
 class _Prior:
     """The reads of the graph before a batch, started at once (see ``_read_prior``)."""
 
-    live_edges: Future[dict[str, d.LIVE_EDGE]]  # at least the batch's edges that are live
+    live_edges: Future[dict[str, d.LIVE_EDGE]]  # the batch's live edges, but ``late``'s
+    late: list[EdgeRecord]  # edges with a batch node at an end: read after the nodes
     source_nodes: Future[dict[str, d.LIVE_NODE]] | None  # sync mode only
     source_edges: Future[dict[str, d.LIVE_EDGE]] | None
 

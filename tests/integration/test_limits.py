@@ -267,7 +267,7 @@ def test_a_risks_flood_answers_from_the_stored_ranking_without_projecting(
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    caller = _client_from(limited, "127.0.0.4")
+    caller = _client_from(limited, "127.0.0.4", _reader_key(stack, "risks-flood"))
     try:
         with ThreadPoolExecutor(8) as pool:
             responses = list(pool.map(

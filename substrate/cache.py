@@ -315,6 +315,8 @@ class QueryCache:
             await asyncio.wait([queued])
         early = self.early.start(kind, compute)
         try:
+            if early is not None:  # let it send its query first: the lookup's own work
+                await asyncio.sleep(0)  # then overlaps the database's
             found = await self._lookup(key, scope)
         except CacheUnavailable:
             result = await (compute() if early is None else early)

@@ -11,13 +11,13 @@ the graph held at that snapshot.
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from substrate.errors import BadRequest, NotFound
 from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.rerank import cosines
 from substrate.retrieval.scope import ReadScope
 from substrate.retrieval.temporal import props_at
 from substrate.settings import Settings
@@ -37,12 +37,6 @@ def pr_ceid(value: Any) -> str:
     if not m:
         raise BadRequest("pr must be a PR number or id such as 447 or 'pr:447'", {"pr": value})
     return f"pr:{int(m.group(1))}"
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm > 0 else 0.0
 
 
 async def _texts_at(settings: Settings, scope: ReadScope, row: dict[str, Any]) -> dict[str, Any]:
@@ -91,8 +85,8 @@ async def check_intent(settings: Settings, reader: GraphReader, scope: ReadScope
                 "items": [_item(i, None, threshold) for i in items],
                 "message": f"{ceid} has no change summary or title to embed"}
     vectors = await embed([pr_text] + [_item_text(i) for i in items])
-    scored = [_item(i, round(cosine(vectors[0], v), 4), threshold)
-              for i, v in zip(items, vectors[1:], strict=True)]
+    scored = [_item(i, round(sim, 4), threshold)
+              for i, sim in zip(items, cosines(vectors[0], vectors[1:]), strict=True)]
     best = max(scored, key=lambda s: (s["score"], s["item"]["ceid"]))
     flagged = best["score"] < threshold
     return {**out, "status": "flagged" if flagged else "ok", "flagged": flagged,

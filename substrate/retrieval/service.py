@@ -25,7 +25,7 @@ from substrate.retrieval import (  # noqa: F401 - strategies_* register search p
     strategies_time,
 )
 from substrate.retrieval.context import SearchContext, SearchOptions
-from substrate.retrieval.embed_cache import EmbeddingMemo
+from substrate.retrieval.embed_cache import EmbeddingMemo, Matrix
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.rerank import make_reranker
 from substrate.retrieval.scope import ReadScope, latest_scope, latest_versions, resolve_scope
@@ -81,7 +81,7 @@ class ReadService:
         except Unavailable as exc:
             self.embedding_error = exc
 
-    def _embed_many(self, texts: Sequence[str]) -> list[list[float]]:
+    def _embed_many(self, texts: Sequence[str]) -> Matrix:
         return self._memo(texts)
 
     async def embed_query(self, text: str) -> list[float]:

@@ -11,8 +11,9 @@ def test_memo_embeds_each_text_once_and_keeps_order() -> None:
         return [[float(len(t))] for t in texts]
 
     memo = EmbeddingMemo(embed, max_items=3)
-    assert memo(["aa", "b", "aa"]) == [[2.0], [1.0], [2.0]]
-    assert memo(["b", "ccc"]) == [[1.0], [3.0]]
+    assert memo(["aa", "b", "aa"]).tolist() == [[2.0], [1.0], [2.0]]
+    assert memo(["b", "ccc"]).tolist() == [[1.0], [3.0]]
+    assert memo([]).shape == (0, 0)
     assert calls == [["aa", "b"], ["ccc"]]
     memo(["dddd"])  # evicts the least recently used ("aa")
     memo(["aa"])

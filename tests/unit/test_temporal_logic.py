@@ -12,7 +12,8 @@ from substrate.graph.ontology import load_ontology
 from substrate.retrieval import temporal_diff as td
 from substrate.retrieval.impact import path_nodes
 from substrate.retrieval.incidents import _span, describe, incident_time, window_length
-from substrate.retrieval.intent import cosine, pr_ceid
+from substrate.retrieval.intent import pr_ceid
+from substrate.retrieval.rerank import cosine, cosines
 from substrate.retrieval.temporal import GraphFilter, Page, decode_cursor, encode_cursor
 from substrate.retrieval.timephrases import TimeScope
 
@@ -160,6 +161,21 @@ def test_cosine() -> None:
     assert cosine([1.0, 0.0], [0.0, 2.0]) == 0.0
     assert cosine([0.0, 0.0], [1.0, 1.0]) == 0.0
     assert round(cosine([1.0, 1.0], [-1.0, -1.0]), 6) == -1.0
+    with pytest.raises(ValueError):
+        cosine([1.0, 0.0], [1.0, 0.0, 0.0])
+
+
+def test_cosines_equal_each_pair_and_keep_zero_vectors_at_zero() -> None:
+    query = [0.3, -1.2, 2.5]
+    vectors = [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.6, -2.4, 5.0], [-0.3, 1.2, -2.5]]
+    got = cosines(query, vectors)
+    dots = [sum(a * b for a, b in zip(query, v, strict=True)) for v in vectors]
+    norms = [(sum(a * a for a in query) * sum(b * b for b in v)) ** 0.5 for v in vectors]
+    want = [d / n if n else 0.0 for d, n in zip(dots, norms, strict=True)]
+    assert [round(x, 12) for x in got] == [round(x, 12) for x in want]
+    assert cosines(query, []) == []
+    with pytest.raises(ValueError):
+        cosines(query, [[1.0, 2.0]])
 
 
 def test_path_nodes_follow_edges_in_either_direction() -> None:

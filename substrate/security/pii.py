@@ -225,6 +225,19 @@ NOT_TEXT_KEYS = frozenset({"bundle_hash", "cache", "policy", "request_id", "next
                            "content_hash"})
 
 
+# the same for longer texts (summaries, decisions) up to LONG_MAX_LENGTH, fewer of them
+_CLEAN_LONG: dict[frozenset[str], set[str]] = {}
+LONG_MAX_LENGTH = 8_192
+MAX_CLEAN_LONG = 2_048  # at most ~16 MB of text per set of kinds
+
+
+def _remember_clean_long(kinds: frozenset[str], value: str) -> None:
+    clean = _CLEAN_LONG.setdefault(kinds, set())
+    if len(clean) >= MAX_CLEAN_LONG:
+        clean.clear()
+    clean.add(value)
+
+
 def _remember_clean(kinds: frozenset[str], value: str) -> None:
     clean = _CLEAN.setdefault(kinds, set())
     if len(clean) >= MAX_CLEAN:
@@ -247,8 +260,13 @@ class Redactor:
         if clean is not None and value in clean:
             return value
         if len(value) > MEMO_MAX_LENGTH:
+            long_clean = _CLEAN_LONG.get(self.kinds)
+            if long_clean is not None and value in long_clean:
+                return value
             out, counts = redact(value, self.kinds)
             self.counts.update(counts)
+            if not counts and len(value) <= LONG_MAX_LENGTH:  # summaries, ADR text: they
+                _remember_clean_long(self.kinds, value)  # come back with every answer
             return out
         # names, ids and refs repeat across answers: remembered with their counts
         out, found = _redact_memo(value, frozenset(self.kinds))

@@ -30,3 +30,31 @@ def test_the_clean_set_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(5):
         r.text(f"service number {i}")
     assert len(pii._CLEAN[kinds]) <= 3
+
+
+LONG = "checkout authorises payments asynchronously; " * 12 + "page ops.lead@example.com"
+
+
+def test_long_texts_clean_for_some_kinds_are_remembered_and_still_redacted_for_others() -> None:
+    assert len(LONG) > pii.MEMO_MAX_LENGTH
+    only_phones = Redactor(kinds=frozenset({"phone"}))
+    assert only_phones.text(LONG) == LONG and only_phones.text(LONG) == LONG
+    assert LONG in pii._CLEAN_LONG[frozenset({"phone"})]
+    every = Redactor(kinds=frozenset(KINDS))
+    for _ in range(2):
+        assert every.text(LONG).endswith("page [REDACTED:email]")
+    assert every.summary() == {"email": 2}
+    assert LONG not in pii._CLEAN_LONG.get(frozenset(KINDS), set())
+
+
+def test_the_long_clean_set_is_bounded_and_skips_very_long_texts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    kinds = frozenset({"ssn"})
+    pii._CLEAN_LONG.pop(kinds, None)
+    monkeypatch.setattr(pii, "MAX_CLEAN_LONG", 2)
+    r = Redactor(kinds=kinds)
+    for i in range(4):
+        r.text(f"decision {i}: " + "x" * 300)
+    assert len(pii._CLEAN_LONG[kinds]) <= 2
+    huge = "y " * pii.LONG_MAX_LENGTH
+    assert r.text(huge) == huge and huge not in pii._CLEAN_LONG[kinds]

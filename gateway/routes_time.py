@@ -6,7 +6,6 @@ Thin: parameters are parsed and validated here; the behaviour lives in
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from starlette.requests import Request
@@ -71,7 +70,8 @@ async def temporal(request: Request) -> JSONResponse:
     flt, page, svc = _filter(request), _page(request), service(request)
     if state:
         scope = await scope_from(request)
-        return JSONResponse(await graph_state(svc.settings, svc.reader, scope, flt, page))
+        return JSONResponse(await graph_state(svc.settings, svc.reader, scope, flt, page,
+                                              svc.pool))
     start, end = parse_instant("from", q["from"]), parse_instant("to", q["to"])
     scope = await scope_from(request, {"snapshot_version": None, "at": None})
     body = await graph_diff(svc.settings, svc.reader, scope, svc.services.ontology, start, end,
@@ -107,14 +107,8 @@ async def intent_check(request: Request) -> JSONResponse:
         raise BadRequest("threshold must be a number in [-1, 1]", {"threshold": threshold})
     svc = service(request)
     scope = await scope_from(request, body)
-    embedder = svc.services.embedder
-
-    async def embed(texts: list[str]) -> list[list[float]]:
-        vectors: list[list[float]] = await asyncio.to_thread(embedder.embed_documents, texts)
-        return vectors
-
-    out = await check_intent(svc.settings, svc.reader, scope, body["pr"], embed,
-                             None if threshold is None else float(threshold))
+    out = await check_intent(svc.settings, svc.reader, scope, body["pr"], svc.embed_texts,
+                             None if threshold is None else float(threshold), svc.pool)
     evidence = direct_evidence(scope.version, [out["pr"]], intent_hops(out), False,
                                "embedding_similarity")
     return JSONResponse({**out, **evidence})

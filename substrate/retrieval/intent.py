@@ -15,16 +15,18 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from psycopg_pool import AsyncConnectionPool
+
 from substrate.errors import BadRequest, NotFound
 from substrate.retrieval.graph_queries import GraphReader
-from substrate.retrieval.rerank import cosines
+from substrate.retrieval.rerank import Vectors, cosines
 from substrate.retrieval.scope import ReadScope
 from substrate.retrieval.temporal import props_at
 from substrate.settings import Settings
 
 ADVISORY = ("The code changes in this PR appear semantically distant from the linked project "
             "item. Confirm that this PR addresses the correct work item.")
-Embed = Callable[[list[str]], Awaitable[list[list[float]]]]
+Embed = Callable[[list[str]], Awaitable[Vectors]]
 PR_KEYS = ("number", "title", "summary", "author", "url", "merged_at", "state")
 _PR_ID = re.compile(r"^(?:pr:|pr\s*#?|#)?\s*(\d{1,9})$", re.I)
 
@@ -39,11 +41,12 @@ def pr_ceid(value: Any) -> str:
     return f"pr:{int(m.group(1))}"
 
 
-async def _texts_at(settings: Settings, scope: ReadScope, row: dict[str, Any]) -> dict[str, Any]:
+async def _texts_at(settings: Settings, scope: ReadScope, row: dict[str, Any],
+                    pool: AsyncConnectionPool[Any] | None = None) -> dict[str, Any]:
     """For a pinned read: the PR's and items' texts as of the snapshot (from the change log;
     Neo4j keeps only a node's latest properties)."""
     ids = [row["pr"]["ceid"]] + [i["item"]["ceid"] for i in row["items"]]
-    history = await props_at(settings, scope.tenant, ids, scope.version)
+    history = await props_at(settings, scope.tenant, ids, scope.version, pool)
     pr_then = history.get(ids[0], ({}, []))[0]
     props = {**row["props"], **{k: pr_then[k] for k in PR_KEYS if k in pr_then}}
     items = []
@@ -65,14 +68,15 @@ def _base(row: dict[str, Any], scope: ReadScope, threshold: float) -> dict[str, 
 
 
 async def check_intent(settings: Settings, reader: GraphReader, scope: ReadScope, pr: Any,
-                       embed: Embed, threshold: float | None = None) -> dict[str, Any]:
+                       embed: Embed, threshold: float | None = None,
+                       pool: AsyncConnectionPool[Any] | None = None) -> dict[str, Any]:
     threshold = settings.intent_threshold if threshold is None else threshold
     ceid = pr_ceid(pr)
     rows = await reader.rows("retrieval/intent_pr", scope, ceid=ceid)
     if not rows:
         raise NotFound(f"no pull request {ceid} in tenant {scope.tenant!r} at snapshot "
                        f"{scope.version}", {"pr": ceid, "snapshot_version": scope.version})
-    row = await _texts_at(settings, scope, rows[0]) if scope.pinned else rows[0]
+    row = await _texts_at(settings, scope, rows[0], pool) if scope.pinned else rows[0]
     out = _base(row, scope, threshold)
     if not row["items"]:
         return {**out, "status": "no_linked_item", "linked_item": None, "items": [],

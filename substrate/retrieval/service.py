@@ -84,6 +84,13 @@ class ReadService:
     def _embed_many(self, texts: Sequence[str]) -> Matrix:
         return self._memo(texts)
 
+    async def embed_texts(self, texts: Sequence[str]) -> Matrix:
+        """Document embeddings through the in-process memo: in place when every text is
+        remembered, else off the event loop (the model is CPU work)."""
+        if self._memo.has(texts):
+            return self._memo(texts)
+        return await asyncio.to_thread(self._memo, texts)
+
     async def embed_query(self, text: str) -> list[float]:
         if self.embedding_error is not None:
             raise self.embedding_error  # vector strategies degrade, never mix models

@@ -106,9 +106,11 @@ def decode_cursor(cursor: str) -> dict[str, Any]:
 
 # --- state at a snapshot ------------------------------------------------------------------
 
-async def snapshot_of(settings: Settings, tenant: str, version: int) -> dict[str, Any] | None:
-    """The tenant's snapshot a read at ``version`` reflects (its newest at or before it)."""
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+async def snapshot_of(settings: Settings, tenant: str, version: int,
+                      pool: AsyncConnectionPool[Any] | None = None) -> dict[str, Any] | None:
+    """The tenant's snapshot a read at ``version`` reflects (its newest at or before it).
+    ``pool``: a long-lived service's PostgreSQL pool (else one connection for this call)."""
+    async with pg_connection(settings, pool) as conn:
         cur = await conn.execute(SNAPSHOT_AT_SQL, (tenant, version))
         row = await cur.fetchone()
     if row is None:
@@ -117,13 +119,14 @@ async def snapshot_of(settings: Settings, tenant: str, version: int) -> dict[str
                                     row, strict=True)))
 
 
-async def props_at(settings: Settings, tenant: str, ceids: list[str],
-                   version: int) -> dict[str, tuple[dict[str, Any], list[str]]]:
+async def props_at(settings: Settings, tenant: str, ceids: list[str], version: int,
+                   pool: AsyncConnectionPool[Any] | None = None,
+                   ) -> dict[str, tuple[dict[str, Any], list[str]]]:
     """Each node's properties and provenance as of ``version``, from the change log."""
     out: dict[str, tuple[dict[str, Any], list[str]]] = {}
     if not ceids:
         return out
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    async with pg_connection(settings, pool) as conn:
         cur = await conn.execute(PROPS_AT_SQL, (tenant, ceids, version))
         for ceid, after in await cur.fetchall():
             props, _ = out.get(ceid, ({}, []))
@@ -152,8 +155,15 @@ async def _total(reader: GraphReader, scope: ReadScope, flt: GraphFilter, name: 
     return int(rows[0]["total"]) if rows else 0
 
 
+History = dict[str, tuple[dict[str, Any], list[str]]]
+
+
 async def _page_rows(reader: GraphReader, scope: ReadScope, flt: GraphFilter, page: Page,
-                     params: dict[str, Any], totals: dict[str, int]) -> dict[str, Any]:
+                     params: dict[str, Any], totals: dict[str, int],
+                     history_of: Callable[[list[str]], Awaitable[History]],
+                     ) -> tuple[dict[str, Any], History]:
+    """The page's nodes and relationships, and the nodes' history (``history_of``, read
+    while the relationships are)."""
     phase, after, skip = _position(page, totals["nodes"])
     nodes: list[dict[str, Any]] = []
     rels: list[dict[str, Any]] = []
@@ -167,28 +177,45 @@ async def _page_rows(reader: GraphReader, scope: ReadScope, flt: GraphFilter, pa
         phase, after, skip = "r", "", 0
         if nxt is None and room == 0 and totals["relationships"] > 0:
             nxt = {"p": "r", "k": ""}
-    if phase == "r" and nxt is None and room > 0:
-        rels = await reader.rows("temporal/state_rels", scope, flt.context(False), **params,
-                                 after=after, skip=skip, limit=room + 1)
-        if len(rels) > room:
-            rels, nxt = rels[:room], {"p": "r", "k": rels[room - 1]["eid"]}
-    return {"nodes": nodes, "relationships": rels,
-            "next_cursor": encode_cursor(nxt) if nxt else None}
+    history = asyncio.ensure_future(history_of([n["ceid"] for n in nodes]))
+    try:
+        if phase == "r" and nxt is None and room > 0:
+            rels = await reader.rows("temporal/state_rels", scope, flt.context(False),
+                                     **params, after=after, skip=skip, limit=room + 1)
+            if len(rels) > room:
+                rels, nxt = rels[:room], {"p": "r", "k": rels[room - 1]["eid"]}
+        found = await history
+    finally:
+        if not history.done():
+            history.cancel()
+    return ({"nodes": nodes, "relationships": rels,
+             "next_cursor": encode_cursor(nxt) if nxt else None}, found)
 
 
 async def graph_state(settings: Settings, reader: GraphReader, scope: ReadScope,
-                      flt: GraphFilter, page: Page) -> dict[str, Any]:
-    """Nodes and relationships valid at ``scope.version``, filtered and paged."""
+                      flt: GraphFilter, page: Page,
+                      pool: AsyncConnectionPool[Any] | None = None) -> dict[str, Any]:
+    """Nodes and relationships valid at ``scope.version``, filtered and paged. Reads that
+    do not wait on each other run together: the snapshot row with the service's resolution,
+    both totals at once, the nodes' properties as of then with the relationships' page."""
     params: dict[str, Any] = {"service": None}
     seeds: list[dict[str, Any]] = []
-    if flt.service is not None:
-        service = await direct.resolve(reader, scope, flt.service)
-        params["service"], seeds = service["ceid"], [service]
-    totals = {"nodes": await _total(reader, scope, flt, "temporal/state_nodes", params),
-              "relationships": await _total(reader, scope, flt, "temporal/state_rels", params)}
-    rows = await _page_rows(reader, scope, flt, page, params, totals)
-    history = await props_at(settings, scope.tenant, [n["ceid"] for n in rows["nodes"]],
-                             scope.version)
+    snapshot = asyncio.ensure_future(snapshot_of(settings, scope.tenant, scope.version, pool))
+    try:
+        if flt.service is not None:
+            service = await direct.resolve(reader, scope, flt.service)
+            params["service"], seeds = service["ceid"], [service]
+        node_total, rel_total = await asyncio.gather(
+            _total(reader, scope, flt, "temporal/state_nodes", params),
+            _total(reader, scope, flt, "temporal/state_rels", params))
+        totals = {"nodes": node_total, "relationships": rel_total}
+        rows, history = await _page_rows(
+            reader, scope, flt, page, params, totals,
+            lambda ceids: props_at(settings, scope.tenant, ceids, scope.version, pool))
+        snapshot_row = await snapshot
+    finally:
+        if not snapshot.done():  # a failed read: do not leave the lookup running unobserved
+            snapshot.cancel()
     nodes = []
     for n in rows["nodes"]:
         props, provenance = history.get(n["ceid"], ({"name": n["name"]}, []))
@@ -199,7 +226,7 @@ async def graph_state(settings: Settings, reader: GraphReader, scope: ReadScope,
     truncated = rows["next_cursor"] is not None
     return {
         "mode": "state", "at": scope.at, "snapshot_version": scope.version,
-        "snapshot": await snapshot_of(settings, scope.tenant, scope.version),
+        "snapshot": snapshot_row,
         "filter": asdict(flt), "totals": totals, "nodes": nodes, "relationships": rels,
         "next_cursor": rows["next_cursor"], "truncated": truncated,
         **direct_evidence(scope.version, seeds, hops, truncated, "temporal"),
@@ -355,10 +382,12 @@ async def graph_diff(settings: Settings, reader: GraphReader, scope: ReadScope,
     for e in shown:
         groups[e["change"]].append(e)
     hops = [{**e["hop"], "hop": 1} for e in shown if e["kind"] == "edge" and e["hop"]]
+    from_snapshot, to_snapshot = await asyncio.gather(
+        snapshot_of(settings, scope.tenant, window.v_from, pool),
+        snapshot_of(settings, scope.tenant, window.v_to, pool))
     return {
         "mode": "diff", "from": start.isoformat(), "to": end.isoformat(),
-        "from_snapshot": await snapshot_of(settings, scope.tenant, window.v_from),
-        "to_snapshot": await snapshot_of(settings, scope.tenant, window.v_to),
+        "from_snapshot": from_snapshot, "to_snapshot": to_snapshot,
         "snapshot_version": window.v_to, "snapshots": snaps, "filter": asdict(flt),
         "counts": counts, "evidence_listed": flt.evidence,
         "fact_changes": counts["added"] + counts["removed"] + counts["changed"],

@@ -20,6 +20,7 @@ import psycopg
 from pgvector.psycopg import register_vector_async
 
 from substrate.errors import BadRequest, Unavailable
+from substrate.retrieval.scope import pg_connection
 from substrate.settings import Settings
 
 MAX_K = 100
@@ -81,7 +82,7 @@ async def global_search(
         raise BadRequest(f"query embedding has {len(query_embedding)} dimensions, "
                          f"EMBEDDING_DIM is {settings.embedding_dim}")
     vector = np.asarray(query_embedding, dtype=np.float32)
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    async with pg_connection(settings) as conn:
         await register_vector_async(conn)
         await _check_model(conn, len(query_embedding), model_id)
         cur = await conn.execute(_QUERY, {
@@ -116,7 +117,7 @@ async def summary_set(settings: Settings, tenant: str, *, clearance: str, versio
                       jurisdictions: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Every summary of the set a reader gets (same policy as :func:`global_search`), with
     its embedding: the input of the map step of global GraphRAG."""
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    async with pg_connection(settings) as conn:
         await register_vector_async(conn)
         cur = await conn.execute(_SET, {
             "tenant": tenant, "clearance": clearance, "v": version,

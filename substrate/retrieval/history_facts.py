@@ -18,9 +18,8 @@ import json
 import re
 from typing import Any
 
-import psycopg
-
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.scope import pg_connection
 from substrate.retrieval.strategies_facts import FIRST_SEEN_LABELS, first_seen
 from substrate.retrieval.temporal_diff import snapshot_ref
 from substrate.settings import Settings
@@ -69,7 +68,7 @@ _REF_KINDS = ("image", "address", "url", "host", "port")  # the value, before a 
 
 async def _fetch(settings: Settings, sql: str, params: dict[str, Any]
                  ) -> list[tuple[Any, ...]]:
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    async with pg_connection(settings) as conn:
         return list(await (await conn.execute(sql, params)).fetchall())
 
 

@@ -24,12 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import psycopg
 from pgvector.psycopg import register_vector_async
 
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.relevance import relevance, terms
-from substrate.retrieval.scope import ReadScope
+from substrate.retrieval.scope import ReadScope, pg_connection
 from substrate.settings import Settings
 
 THRESHOLD = 0.2
@@ -57,7 +56,7 @@ class Scored:
 
 
 async def load_tree(settings: Settings, scope: ReadScope) -> list[dict[str, Any]]:
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    async with pg_connection(settings) as conn:
         await register_vector_async(conn)
         cur = await conn.execute(_TREE, {"tenant": scope.tenant,
                                          "clearance": scope.clearance[-1],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -67,10 +68,35 @@ def parse_at(value: str) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
+# the PostgreSQL pool of the long-lived service running on an event loop (the gateway's
+# ReadService): reads that are not handed a pool use it instead of connecting anew
+_SHARED: dict[tuple[asyncio.AbstractEventLoop, str], AsyncConnectionPool[Any]] = {}
+
+
+def share_pool(dsn: str, pool: AsyncConnectionPool[Any]) -> None:
+    """Offer ``pool`` to the reads running on this event loop against ``dsn``."""
+    _SHARED[(asyncio.get_running_loop(), dsn)] = pool
+
+
+def unshare_pool(pool: AsyncConnectionPool[Any]) -> None:
+    for key in [k for k, v in _SHARED.items() if v is pool]:
+        del _SHARED[key]
+
+
+def shared_pool(settings: Settings) -> AsyncConnectionPool[Any] | None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return _SHARED.get((loop, settings.postgres_dsn))
+
+
 @asynccontextmanager
-async def pg_connection(settings: Settings, pool: AsyncConnectionPool[Any] | None
+async def pg_connection(settings: Settings, pool: AsyncConnectionPool[Any] | None = None,
                         ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-    """A connection of ``pool`` (a long-lived service's), else a new one."""
+    """A connection of ``pool``, else of the pool shared on this event loop (a long-lived
+    service's: no connection per request), else a new one (a CLI run, a test)."""
+    pool = pool or shared_pool(settings)
     if pool is not None:
         async with pool.connection() as conn:
             yield conn

@@ -28,7 +28,14 @@ from substrate.retrieval.context import SearchContext, SearchOptions
 from substrate.retrieval.embed_cache import EmbeddingMemo, Matrix
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.rerank import make_reranker
-from substrate.retrieval.scope import ReadScope, latest_scope, latest_versions, resolve_scope
+from substrate.retrieval.scope import (
+    ReadScope,
+    latest_scope,
+    latest_versions,
+    resolve_scope,
+    share_pool,
+    unshare_pool,
+)
 from substrate.retrieval.search import Emit, _no_emit, search
 from substrate.retrieval.snapshot_clock import SnapshotClock
 from substrate.retrieval.tenants import KnownTenants
@@ -55,6 +62,7 @@ class ReadService:
         self.pool = AsyncConnectionPool(self.settings.postgres_dsn, min_size=1, max_size=8,
                                         open=False, timeout=PG_ACQUIRE_S, kwargs=PG_DEADLINES)
         await self.pool.open()
+        share_pool(self.settings.postgres_dsn, self.pool)  # the strategies' reads use it too
         if snapshot_clock:
             self.clock = SnapshotClock(self.settings, self._latest_versions,
                                        reads=self.reader.bookmarks.stats)
@@ -69,6 +77,7 @@ class ReadService:
         if self.clock is not None:
             await self.clock.stop()
         if self.pool is not None:
+            unshare_pool(self.pool)
             await self.pool.close()
 
     def warm_up(self) -> None:

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
-
+from substrate.retrieval.scope import pg_connection
 from substrate.settings import Settings
 
 HISTORY_SQL = """
@@ -73,7 +72,7 @@ async def rewind(settings: Settings, tenant: str, version: int,
         return 0
     ceids = sorted({str(n["properties"]["ceid"]) for n in nodes})
     history: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    async with pg_connection(settings) as conn:
         cur = await conn.execute(HISTORY_SQL, (tenant, ceids))
         for ceid, v, after in await cur.fetchall():
             history.setdefault(str(ceid), []).append((int(v), dict(after)))
@@ -110,7 +109,7 @@ async def past_values(settings: Settings, tenant: str, version: int,
     (of ``keys``) changed after ``version``: the ``$__past`` of a pinned /cypher query whose
     property reads :mod:`cypher_past` rewrote."""
     history: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    async with pg_connection(settings) as conn:
         cur = await conn.execute(CHANGED_SINCE_SQL, (tenant, tenant, version))
         for ceid, v, after in await cur.fetchall():
             history.setdefault(str(ceid), []).append((int(v), dict(after)))

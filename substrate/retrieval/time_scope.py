@@ -16,10 +16,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import psycopg
-
 from substrate.retrieval.context import SearchContext
-from substrate.retrieval.scope import ReadScope
+from substrate.retrieval.scope import ReadScope, pg_connection
 from substrate.retrieval.temporal_diff import snapshot_ref
 from substrate.retrieval.timeperiods import release_pattern
 from substrate.settings import Settings
@@ -28,7 +26,7 @@ _SNAPSHOT_COLUMNS = ("version", "tenant_id", "valid_at", "source", "note")
 
 
 async def _fetch(settings: Settings, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
+    async with pg_connection(settings) as conn:
         return list(await (await conn.execute(sql, args)).fetchall())
 
 

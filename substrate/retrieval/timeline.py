@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from substrate.errors import BadRequest, NotFound
 from substrate.graph.neo4j_write import RESERVED
 from substrate.retrieval import allen
 from substrate.retrieval.graph_queries import GraphReader
-from substrate.retrieval.scope import ReadScope, parse_at
+from substrate.retrieval.scope import ReadScope, parse_at, pg_connection
 from substrate.settings import Settings
 
 MAX_RELS = 2000
@@ -94,13 +93,8 @@ class _Snapshots:
 
 async def _pg_rows(settings: Settings, pool: AsyncConnectionPool[Any] | None, sql: str,
                    params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    rows: list[tuple[Any, ...]]
-    if pool is not None:
-        async with pool.connection() as conn:
-            rows = await (await conn.execute(sql, params)).fetchall()
-    else:
-        async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
-            rows = await (await conn.execute(sql, params)).fetchall()
+    async with pg_connection(settings, pool) as conn:
+        rows: list[tuple[Any, ...]] = await (await conn.execute(sql, params)).fetchall()
     return rows
 
 

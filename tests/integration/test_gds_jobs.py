@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from gds_jobs import centrality
 from gds_jobs.__main__ import main
 from gds_jobs.communities import Community, detect_communities, run_communities, summarise
 from gds_jobs.pagerank import rank_nodes, service_ranks
@@ -175,6 +176,27 @@ def test_pagerank_and_in_degree_per_service(ctx: JobContext, scope: ReadScope) -
     assert pr["service:payments"] > pr["service:cart"] > pr["service:checkout"]
     assert pr["service:catalog"] > pr["service:search"] > pr["service:recommendations"]
     assert _our_graphs(ctx, scope.tenant) == []  # every projection was dropped
+
+
+def test_betweenness_is_sampled_above_the_exact_limit_with_a_fixed_seed(
+    ctx: JobContext, scope: ReadScope, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exact = {m.ceid: m.betweenness for m in centrality.compute_metrics(ctx, scope)}
+    assert centrality.betweenness_sampling(len(exact)) == (None, None)
+    monkeypatch.setattr(centrality, "EXACT_BETWEENNESS_MAX_NODES", 3)
+    monkeypatch.setattr(centrality, "BETWEENNESS_SOURCES", 4)
+    said: list[tuple[str, dict[str, Any]]] = []
+
+    def sampled_run() -> dict[str, float]:
+        metrics = centrality.compute_metrics(
+            ctx, scope, lambda step, **kw: said.append((step, kw)))
+        return {m.ceid: m.betweenness for m in metrics}
+
+    first, second = sampled_run(), sampled_run()
+    assert ("betweenness sampled", {"sources": 4, "nodes": len(exact)}) in said
+    assert first == second and set(first) == set(exact)  # same seed, same estimate
+    assert all(v >= 0 for v in first.values())
+    assert _our_graphs(ctx, scope.tenant) == []
 
 
 def test_projection_is_as_of_the_snapshot_version(

@@ -78,9 +78,9 @@ def _props(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_keys(obj: dict[str, Any], allowed: set[str]) -> None:
-    unknown = sorted(set(obj) - allowed)
-    if unknown:
-        raise ValueError(f"unknown keys {unknown}")
+    if obj.keys() <= allowed:
+        return
+    raise ValueError(f"unknown keys {sorted(set(obj) - allowed)}")
 
 
 def _string(obj: dict[str, Any], key: str) -> str:
@@ -108,7 +108,7 @@ def parse_node(obj: dict[str, Any]) -> NodeRecord:
     return NodeRecord(cid, label, props, tuple(provenance), _confidence(obj))
 
 
-def parse_edge(obj: dict[str, Any]) -> EdgeRecord:
+def parse_edge(obj: dict[str, Any], default_source: str = "jsonl") -> EdgeRecord:
     _check_keys(obj, _EDGE_KEYS)
     _, types = _ontology()
     kind = _string(obj, "type")
@@ -117,7 +117,7 @@ def parse_edge(obj: dict[str, Any]) -> EdgeRecord:
     weight = obj.get("weight", 1.0)
     if isinstance(weight, bool) or not isinstance(weight, int | float):
         raise ValueError(f"weight must be a number, got {weight!r}")
-    source = obj.get("source", "jsonl")
+    source = obj.get("source", default_source)
     if not isinstance(source, str):
         raise ValueError("source must be a string")
     return EdgeRecord(
@@ -126,8 +126,9 @@ def parse_edge(obj: dict[str, Any]) -> EdgeRecord:
     )  # fmt: skip
 
 
-def parse_record(text: str) -> NodeRecord | EdgeRecord:
-    """One JSONL line as a record (``ValueError`` without a line number)."""
+def parse_record(text: str, default_source: str = "jsonl") -> NodeRecord | EdgeRecord:
+    """One JSONL line as a record (``ValueError`` without a line number); an edge without
+    a ``source`` gets ``default_source``."""
     try:
         obj = orjson.loads(text)
     except orjson.JSONDecodeError as e:
@@ -138,7 +139,7 @@ def parse_record(text: str) -> NodeRecord | EdgeRecord:
     if kind == "node":
         return parse_node(obj)
     if kind == "edge":
-        return parse_edge(obj)
+        return parse_edge(obj, default_source)
     raise ValueError(f"kind must be 'node' or 'edge', got {kind!r}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +21,9 @@ from substrate.observability.metrics import observe_ingest
 from substrate.observability.progress import Bar, advance, set_total
 
 Progress = Callable[[str], None]
+# a file's batches are committed in sessions of the writers' lock (pipelined: a snapshot is
+# recorded while the next batch is diffed) of at most about this long
+LOCK_HOLD_S = 10.0
 T = TypeVar("T")
 
 
@@ -50,26 +54,28 @@ def _save_position(dsn: str, tenant: str, key: str, line: int) -> None:
         )
 
 
-def _records(path: Path, start_after: int) -> Iterator[tuple[int, NodeRecord | EdgeRecord]]:
+def _records(path: Path, start_after: int, source: str
+             ) -> Iterator[tuple[int, NodeRecord | EdgeRecord]]:
     """``(line number, record)`` after line ``start_after``, one line at a time; a bad line
-    is a ValidationFailed naming it."""
+    is a ValidationFailed naming it. Edges get ``source`` unless they name one (the commit
+    gives every edge its source: then it need not copy them)."""
     with path.open(encoding="utf-8") as fh:
         for line_no, text in enumerate(fh, start=1):
             if line_no <= start_after or not text.strip():
                 continue
             try:
-                record = parse_record(text)
+                record = parse_record(text, source)
             except ValueError as e:
                 problem = {"record": None, "reason": str(e), "position": None, "line": line_no}
                 raise ValidationFailed(f"{path.name} line {line_no}: {e}", [problem]) from e
             yield line_no, record
 
 
-def _batches(path: Path, start_after: int, size: int
+def _batches(path: Path, start_after: int, size: int, source: str
              ) -> Iterator[tuple[GraphBatch, list[int], list[int], int]]:
     """Yield (batch, node line numbers, edge line numbers, last line) of ``size`` records."""
     batch, node_lines, edge_lines, last = GraphBatch(), [], [], start_after
-    for line_no, record in _records(path, start_after):
+    for line_no, record in _records(path, start_after, source):
         if isinstance(record, NodeRecord):
             batch.nodes.append(record)
             node_lines.append(line_no)
@@ -126,19 +132,27 @@ def ingest_jsonl(
             set_total(progress, sum(1 for _ in f))
         advance(progress, start)
     results, done = [], start
-    for batch, node_lines, edge_lines, last in _prefetched(_batches(path, start, batch_size)):
-        committing = time.monotonic()
-        try:
-            result = writer.commit(batch, source=source, tenant=tenant, valid_at=valid_at)
-        except ValidationFailed as exc:
-            _with_line_numbers(exc, node_lines, edge_lines)
-            raise
-        observe_ingest(source, result.counts, time.monotonic() - committing,
-                       result.snapshot_version is not None)
-        advance(progress, last - done)
-        done = last
-        _save_position(dsn, tenant, key, last)
-        results.append(result)
-        progress(f"[jsonl] {path.name}: through line {last}, "
-                 f"snapshot {result.snapshot_version or 'unchanged'}")
+    with contextlib.ExitStack() as held:
+        session, since = None, 0.0
+        for batch, node_lines, edge_lines, last in _prefetched(
+                _batches(path, start, batch_size, source)):
+            committing = time.monotonic()
+            if session is None or committing - since > LOCK_HOLD_S:
+                held.close()  # other writers get their turn between sessions
+                session = held.enter_context(writer.session(pipelined=True))
+                since = time.monotonic()
+            try:
+                result = session.commit(batch, source=source, tenant=tenant,
+                                        valid_at=valid_at)
+            except ValidationFailed as exc:
+                _with_line_numbers(exc, node_lines, edge_lines)
+                raise
+            observe_ingest(source, result.counts, time.monotonic() - committing,
+                           result.snapshot_version is not None)
+            advance(progress, last - done)
+            done = last
+            _save_position(dsn, tenant, key, last)
+            results.append(result)
+            progress(f"[jsonl] {path.name}: through line {last}, "
+                     f"snapshot {result.snapshot_version or 'unchanged'}")
     return results

@@ -30,7 +30,8 @@ def edge_payload(edge: EdgeRecord) -> dict[str, Any]:
     return {
         "type": edge.type, "src": edge.src, "dst": edge.dst, "source": edge.source,
         "evidence_ref": edge.evidence_ref, "confidence": float(edge.confidence),
-        "weight": float(edge.weight), "props": dict(sorted(edge.props.items())),
+        "weight": float(edge.weight),
+        "props": dict(sorted(edge.props.items())) if edge.props else {},
     }
 
 

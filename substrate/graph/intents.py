@@ -18,6 +18,8 @@ import psycopg
 
 from substrate.graph.snapshots import ChangeRow
 
+COPY_CHUNK = 1 << 20  # bytes per write to a COPY stream
+
 
 @dataclass(frozen=True)
 class Intent:
@@ -30,27 +32,42 @@ class Intent:
 def record(
     conn: psycopg.Connection[Any], version: int, tenant: str, valid_at: datetime,
     source: str, content_hash: str, changes: list[ChangeRow], note: str | None,
-) -> None:
+) -> bytes:
+    """Record the intent with its change rows (as change_log's COPY text, which it returns:
+    the writer hands it to :func:`complete`, the reconciler reads it back)."""
     nodes = sum(1 for c in changes if c.kind == "node")
+    head = b"%d\t%s\t" % (version, _text(tenant))
+    rows = b"".join([
+        b"%s%s\t%s\t%s\t%s\t%s\n" % (head, _text(c.kind), _text(c.element_id),
+                                    _text(c.op), _json(c.before), _json(c.after))
+        for c in changes
+    ])
     conn.execute(
         "INSERT INTO write_intents (version, tenant_id, valid_at, source, content_hash, "
-        "changed_nodes, changed_edges, note) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-        (version, tenant, valid_at, source, content_hash, nodes, len(changes) - nodes, note),
+        "changed_nodes, changed_edges, note, changes) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %b)",
+        (version, tenant, valid_at, source, content_hash, nodes, len(changes) - nodes, note,
+         rows),
     )
-    with conn.cursor().copy(
-        "COPY write_intent_changes (intent_version, tenant_id, element_kind, element_id, op, "
-        "before, after) FROM STDIN"
-    ) as copy:
-        for c in changes:
-            copy.write_row((
-                version, tenant, c.kind, c.element_id, c.op, _json(c.before), _json(c.after),
-            ))
+    return rows
 
 
-def _json(value: dict[str, Any] | None) -> str | None:
-    """A change row's before/after as JSON text (values JSON does not know, e.g. Neo4j
-    temporal types, as their string form)."""
-    return None if value is None else orjson.dumps(value, default=str).decode()
+def _text(value: str) -> bytes:
+    """A field of COPY's text format (backslash, tab, newline, carriage return escaped)."""
+    data = value.encode()
+    if b"\\" in data or b"\t" in data or b"\n" in data or b"\r" in data:
+        data = (data.replace(b"\\", b"\\\\").replace(b"\t", b"\\t")
+                .replace(b"\n", b"\\n").replace(b"\r", b"\\r"))
+    return data
+
+
+def _json(value: dict[str, Any] | None) -> bytes:
+    """A change row's before/after as a COPY field of JSON text (values JSON does not know,
+    e.g. Neo4j temporal types, as their string form); NULL as ``\\N``. JSON text holds no
+    raw control character: only its backslashes need escaping."""
+    if value is None:
+        return b"\\N"
+    return orjson.dumps(value, default=str).replace(b"\\", b"\\\\")
 
 
 def pending(conn: psycopg.Connection[Any]) -> list[Intent]:
@@ -61,10 +78,11 @@ def pending(conn: psycopg.Connection[Any]) -> list[Intent]:
 
 
 def complete(conn: psycopg.Connection[Any], version: int, *, reconciled: bool = False,
-             bookmarks: Sequence[str] = ()) -> bool:
+             bookmarks: Sequence[str] = (), rows: bytes | None = None) -> bool:
     """In one transaction: the intent becomes the snapshot row, its change log and an
     ``snapshot.commit`` audit entry; the intent is deleted. False if there was no intent.
-    ``bookmarks``: the Neo4j bookmarks of the write (its ``graph.updated`` event carries them)."""
+    ``bookmarks``: the Neo4j bookmarks of the write (its ``graph.updated`` event carries
+    them). ``rows``: what :func:`record` returned (else read from the intent)."""
     with conn.transaction():
         row = conn.execute(
             "INSERT INTO snapshots (version, tenant_id, valid_at, source, content_hash, "
@@ -75,7 +93,19 @@ def complete(conn: psycopg.Connection[Any], version: int, *, reconciled: bool = 
         ).fetchone()
         if row is None:
             return False
-        # moved in one pass (the intent's DELETE below then cascades to no rows)
+        if rows is None:
+            found = conn.execute("SELECT changes FROM write_intents WHERE version = %s",
+                                 (version,)).fetchone()
+            rows = found[0] if found else None
+        if rows:
+            with conn.cursor().copy(
+                "COPY change_log (snapshot_version, tenant_id, element_kind, element_id, op, "
+                "before, after) FROM STDIN"
+            ) as copy:
+                for i in range(0, len(rows), COPY_CHUNK):
+                    copy.write(rows[i : i + COPY_CHUNK])
+        # an intent recorded by an older writer: its rows moved in one pass (the intent's
+        # DELETE below then cascades to no rows)
         conn.execute(
             "WITH moved AS (DELETE FROM write_intent_changes WHERE intent_version = %s "
             "RETURNING id, intent_version, tenant_id, element_kind, element_id, op, before, "

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
 SNAPSHOT_LOCK = 0x5B57_0002  # serialises writers so versions are gap-free and monotonic
 
 
-@dataclass(frozen=True)
-class ChangeRow:
+class ChangeRow(NamedTuple):  # a tuple: a bulk ingest makes one per changed element
     kind: str  # node | edge
     element_id: str
     op: str  # add | update | close

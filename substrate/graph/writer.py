@@ -11,12 +11,13 @@ PostgreSQL transaction; clear the mark; publish the outbox (the outbox loop retr
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, Required, TypedDict, Unpack
 
 import psycopg
 from neo4j import Driver, ManagedTransaction
@@ -33,9 +34,27 @@ from substrate.graph.validation import Problem, validate_batch, validate_queued
 from substrate.graph.verification import QueueItem, enqueue
 from substrate.settings import Settings
 
+log = logging.getLogger(__name__)
+
 MAXV = 2**53 - 1  # open end of a node validity interval
 ROWS_PER_STATEMENT = 10_000
 TEXT_PROPS = ("summary", "description", "text")
+
+
+class CommitOptions(TypedDict, total=False):
+    """A commit's options. ``mode="sync"``: what ``source`` asserted before and no longer
+    asserts is closed. ``verified``: a human approved it (no threshold).
+    ``keep_edge_sources``: edges keep their own ``source`` (an entity merge re-creates other
+    sources' edges); otherwise every edge belongs to the committing source."""
+
+    source: Required[str]
+    tenant: str | None
+    valid_at: datetime | None
+    mode: str  # upsert (default) | sync
+    deletes: Sequence[str]
+    note: str | None
+    verified: bool
+    keep_edge_sources: bool
 
 
 class Embedder(Protocol):
@@ -72,80 +91,44 @@ class GraphWriter:
         self.cypher = library or CypherLibrary.load()
 
     # --- public -------------------------------------------------------------------------
-    def commit(
-        self, batch: GraphBatch, *, source: str, tenant: str | None = None,
-        valid_at: datetime | None = None, mode: str = "upsert",
-        deletes: Sequence[str] = (), note: str | None = None, verified: bool = False,
-        keep_edge_sources: bool = False,
-    ) -> CommitResult:
-        """Commit ``batch`` as one snapshot. ``mode="sync"``: what ``source`` asserted before
-        and no longer asserts is closed. ``verified``: a human approved it (no threshold).
-        ``keep_edge_sources``: edges keep their own ``source`` (an entity merge re-creates
-        other sources' edges); otherwise every edge belongs to the committing source."""
-        tenant = tenant or self.settings.tenant
-        valid_at = valid_at or datetime.now(UTC)
-        if not keep_edge_sources:
-            batch = GraphBatch(batch.nodes, [replace(e, source=source) for e in batch.edges],
-                               batch.pending)
-        nodes, edges, pending = self._split_by_confidence(batch, verified)
+    def commit(self, batch: GraphBatch, **options: Unpack[CommitOptions]) -> CommitResult:
+        """Commit ``batch`` as one snapshot (see :class:`CommitOptions`). On return the
+        snapshot is recorded and its event sent (or left in the outbox)."""
+        with self.session() as session:
+            return session.commit(batch, **options)
+
+    @contextlib.contextmanager
+    def session(self, pipelined: bool = False) -> Iterator[WriteSession]:
+        """Hold the writers' lock for several commits (after reconciling what a crashed
+        writer left). ``pipelined``: each snapshot's PostgreSQL record (intent -> snapshot,
+        change log, audit), the clearing of its mark and its event run in a background
+        thread while the next batch is read, checked and diffed (that reads the graph after
+        the Neo4j commit, which is all it depends on). A commit then returns once Neo4j has
+        committed; the session's end waits for the rest and raises its error. A crash in
+        between leaves a marked intent, which reconciliation completes (as for any crash
+        after the Neo4j commit)."""
         with psycopg.connect(self.settings.postgres_dsn, autocommit=True) as conn, \
                 snapshots.writers_lock(conn), \
                 ThreadPoolExecutor(max_workers=4, thread_name_prefix="writer") as pool:
             reconcile_locked(conn, self.driver, self.cypher)  # a crashed writer's leftovers
-            # read while the nodes are read and checked; hashed while Neo4j works
-            prior = self._read_prior(pool, tenant, source, mode, nodes, edges,
-                                     keep_edge_sources)
-            digest = pool.submit(d.content_hash, nodes, edges, source, mode)
-            with conn.transaction():  # the queue and the embedding model (the intent: below)
-                version = snapshots.next_version(conn)
-                live, existing, live_ids = self._check(tenant, batch, deletes, pool, prior)
-                queued = enqueue(conn, tenant, source, pending)  # queued items too
-                changes = self._diff(tenant, source, nodes, edges, deletes, live, live_ids,
-                                     prior)
-                if changes.empty:
-                    return CommitResult(None, digest.result(), queued=queued)
-                touched = self._touched(changes)  # once: a set per node made commits O(n²)
-                embeddings = self._embed([n for n in nodes if n.ceid in touched])
-                self._record_model(conn, embeddings)
-            # the intent (its change rows) is written to PostgreSQL while Neo4j runs the
-            # statements, and committed before the Neo4j transaction commits
-            intent = pool.submit(self._record_intent, conn, version, tenant, valid_at, source,
-                                 digest, changes, note)
-            write = _NeoWrite(tenant, source, version, valid_at, digest, intent, existing)
-            bookmarks = self._write_neo4j_marked(conn, write, changes, embeddings)
-            faults.point("after_neo4j_commit")
-            if not intents.complete(conn, version, bookmarks=bookmarks):
-                raise Unavailable("the write's intent was reconciled away while its Neo4j "
-                                  "transaction ran", {"snapshot_version": version})
-            faults.point("after_snapshot")
-            clear_marks(self.driver, self.cypher, version)
-        events.publish_pending(self.settings)
-        return CommitResult(
-            version, digest.result(), changes.changed_ids(), self._counts(changes), queued
-        )
+            session = WriteSession(self, conn, pool, pipelined)
+            try:
+                yield session
+            except BaseException:
+                session.close(raise_errors=False)
+                raise
+            session.close()
+        if session.unpublished:
+            events.publish_pending(self.settings)
 
     def _record_intent(
         self, conn: psycopg.Connection[Any], version: int, tenant: str, valid_at: datetime,
         source: str, digest: Future[str], changes: d.ChangeSet, note: str | None,
-    ) -> None:
+    ) -> bytes:
         rows = self._change_rows(changes)
         with conn.transaction():
-            intents.record(conn, version, tenant, valid_at, source, digest.result(), rows, note)
-
-    def _write_neo4j_marked(
-        self, conn: psycopg.Connection[Any], write: _NeoWrite, changes: d.ChangeSet,
-        embeddings: dict[str, list[float]],
-    ) -> list[str]:
-        """The Neo4j transaction (returns its bookmarks); on failure settle the intent now
-        (mark present: complete it; absent: discard it), or leave it to the reconciler when
-        Neo4j cannot tell."""
-        try:
-            return self._write_neo4j(write, changes, embeddings)
-        except Exception:
-            wait([write.intent])  # the intent's connection is this one
-            with contextlib.suppress(Exception):
-                reconcile_locked(conn, self.driver, self.cypher)
-            raise
+            return intents.record(conn, version, tenant, valid_at, source, digest.result(),
+                                  rows, note)
 
     # --- steps --------------------------------------------------------------------------
     def _split_by_confidence(
@@ -406,6 +389,123 @@ class GraphWriter:
             return sorted(session.last_bookmarks().raw_values)
 
 
+class WriteSession:
+    """Commits under one hold of the writers' lock (see :meth:`GraphWriter.session`)."""
+
+    def __init__(self, writer: GraphWriter, conn: psycopg.Connection[Any],
+                 pool: ThreadPoolExecutor, pipelined: bool) -> None:
+        self.writer = writer
+        self.conn = conn
+        self.pool = pool
+        self.pipelined = pipelined
+        self.unpublished = False  # a snapshot whose event the session's end sends
+        self._finisher = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="finish")
+                          if pipelined else None)
+        self._finish_conn: psycopg.Connection[Any] | None = None
+        self._finishing: Future[None] | None = None  # the previous snapshot's record
+
+    def commit(self, batch: GraphBatch, **options: Unpack[CommitOptions]) -> CommitResult:
+        """See :meth:`GraphWriter.commit`."""
+        w, conn, pool = self.writer, self.conn, self.pool
+        if self._finishing is not None and self._finishing.done():
+            self._finishing.result()  # the previous snapshot's record failed: stop here
+        source = options["source"]
+        tenant = options.get("tenant") or w.settings.tenant
+        valid_at = options.get("valid_at") or datetime.now(UTC)
+        mode, deletes = options.get("mode", "upsert"), options.get("deletes", ())
+        note = options.get("note")
+        keep_edge_sources = options.get("keep_edge_sources", False)
+        if not keep_edge_sources:
+            batch = GraphBatch(batch.nodes, [e if e.source == source else
+                                             replace(e, source=source) for e in batch.edges],
+                               batch.pending)
+        nodes, edges, pending = w._split_by_confidence(batch, options.get("verified", False))
+        # read while the nodes are read and checked; hashed while Neo4j works
+        prior = w._read_prior(pool, tenant, source, mode, nodes, edges, keep_edge_sources)
+        digest = pool.submit(d.content_hash, nodes, edges, source, mode)
+        with conn.transaction():  # the queue and the embedding model (the intent: below)
+            version = snapshots.next_version(conn)
+            live, existing, live_ids = w._check(tenant, batch, deletes, pool, prior)
+            queued = enqueue(conn, tenant, source, pending)  # queued items too
+            changes = w._diff(tenant, source, nodes, edges, deletes, live, live_ids, prior)
+            if changes.empty:
+                return CommitResult(None, digest.result(), queued=queued)
+            touched = w._touched(changes)  # once: a set per node made commits O(n²)
+            embeddings = w._embed([n for n in nodes if n.ceid in touched])
+            w._record_model(conn, embeddings)
+        # the intent (its change rows) is written to PostgreSQL while Neo4j runs the
+        # statements, and committed before the Neo4j transaction commits
+        intent = pool.submit(w._record_intent, conn, version, tenant, valid_at, source,
+                             digest, changes, note)
+        write = _NeoWrite(tenant, source, version, valid_at, digest, intent, existing)
+        bookmarks = self._write_neo4j_marked(write, changes, embeddings)
+        faults.point("after_neo4j_commit")
+        self._record_snapshot(version, bookmarks, intent.result())
+        return CommitResult(
+            version, digest.result(), changes.changed_ids(), w._counts(changes), queued
+        )
+
+    def _write_neo4j_marked(self, write: _NeoWrite, changes: d.ChangeSet,
+                            embeddings: dict[str, list[float]]) -> list[str]:
+        """The Neo4j transaction (returns its bookmarks); on failure settle the intent now
+        (mark present: complete it; absent: discard it), or leave it to the reconciler when
+        Neo4j cannot tell."""
+        try:
+            return self.writer._write_neo4j(write, changes, embeddings)
+        except Exception:
+            wait([write.intent])  # the intent's connection is this one
+            self._settle()  # the previous snapshot's record first: then reconcile
+            with contextlib.suppress(Exception):
+                reconcile_locked(self.conn, self.writer.driver, self.writer.cypher)
+            raise
+
+    def _record_snapshot(self, version: int, bookmarks: list[str], rows: bytes) -> None:
+        """The intent becomes the snapshot; its mark is cleared. Pipelined: in the
+        background, in version order (after the previous one), then its event is sent."""
+        if self._finisher is None:
+            self._finish(self.conn, version, bookmarks, rows)
+            self.unpublished = True
+            return
+        if self._finishing is not None:
+            self._finishing.result()
+        if self._finish_conn is None:
+            self._finish_conn = psycopg.connect(self.writer.settings.postgres_dsn,
+                                                autocommit=True)
+        self._finishing = self._finisher.submit(self._finish, self._finish_conn, version,
+                                                bookmarks, rows, publish=True)
+
+    def _finish(self, conn: psycopg.Connection[Any], version: int, bookmarks: list[str],
+                rows: bytes, publish: bool = False) -> None:
+        w = self.writer
+        if not intents.complete(conn, version, bookmarks=bookmarks, rows=rows):
+            raise Unavailable("the write's intent was reconciled away while its Neo4j "
+                              "transaction ran", {"snapshot_version": version})
+        faults.point("after_snapshot")
+        clear_marks(w.driver, w.cypher, version)
+        if publish:
+            events.publish_pending(w.settings)
+
+    def _settle(self) -> BaseException | None:
+        """Wait for the previous snapshot's record; its error, if any."""
+        if self._finishing is None:
+            return None
+        wait([self._finishing])
+        return self._finishing.exception()
+
+    def close(self, raise_errors: bool = True) -> None:
+        """Wait for the background work; raise its error (``raise_errors``) or log it."""
+        error = self._settle()
+        self._finishing = None
+        if self._finisher is not None:
+            self._finisher.shutdown()
+        if self._finish_conn is not None:
+            self._finish_conn.close()
+        if error is not None:
+            if raise_errors:
+                raise error
+            log.error("recording a snapshot failed (reconciliation completes it): %s", error)
+
+
 @dataclass(frozen=True)
 class _Prior:
     """The reads of the graph before a batch, started at once (see ``_read_prior``)."""
@@ -425,7 +525,7 @@ class _NeoWrite:
     version: int
     valid_at: datetime
     digest: Future[str]  # the batch's content hash (its WriteMark and intent carry it)
-    intent: Future[None]  # the intent committed in PostgreSQL
+    intent: Future[bytes]  # the intent committed in PostgreSQL (its change rows)
     existing: frozenset[str]  # ids of the batch's nodes that exist (MERGE, not CREATE)
 
 

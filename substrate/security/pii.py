@@ -61,6 +61,9 @@ _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_=-]{32,}(?![A-Za-z0-9+/_
 # where a phone number could be: 7+ digits with separators, not an ISO date or time
 _PHONE_CANDIDATE = re.compile(r"(?<![\w+])\+?\(?\d[\d ().-]{5,}\d(?![\w])")
 _DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}:\d{2}")
+# a time of day with seconds (an ISO 8601 timestamp's): its fraction is no phone number
+# ("…T21:56:19.407123456+00:00" held "19.407123456", which libphonenumber took for one)
+_TIME_OF_DAY = re.compile(r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 TOKEN_ENTROPY = 4.0
 # detect-secrets plugins used (regex-based, cheap); the others are either not secrets (IPs),
 # found here on their whole span (JWT, private keys, keyword assignments, high-entropy
@@ -134,9 +137,12 @@ def _numbers(text: str) -> Iterable[Finding]:
 
 def _phones(text: str) -> Iterable[Finding]:
     """libphonenumber on each candidate span only (it is the slow part of :func:`find`)."""
+    times = [m.span() for m in _TIME_OF_DAY.finditer(text)] if ":" in text else []
     for candidate in _PHONE_CANDIDATE.finditer(text):
         span = candidate.group()
         if sum(c.isdigit() for c in span) < 7 or _DATE_LIKE.search(span):
+            continue
+        if any(a < candidate.end() and candidate.start() < b for a, b in times):
             continue
         matcher = phonenumbers.PhoneNumberMatcher(span, PHONE_REGION,
                                                   leniency=phonenumbers.Leniency.VALID)

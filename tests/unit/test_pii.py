@@ -37,6 +37,8 @@ POSITIVE = [
 NEGATIVE = [
     ("email", "the service:checkout owner is @payments-team"),
     ("phone", "snapshot 2026-09-01T00:00:00Z, version 12345, 1,234,567 requests"),
+    ("phone", "valid_from_ts 2026-11-23T21:56:19.407123456+00:00 (nanoseconds of a write)"),
+    ("phone", "at 21:56:19.407123456Z and 09:15:02,2125550172"),
     ("ssn", "area 000-12-3456 and 666-12-3456 are never issued"),
     ("nino", "prefixes GB 12 34 56 A and QQ 12 34 56 C are not issued"),
     ("iban", "GB82 WEST 1234 5698 7654 33 fails mod-97"),
@@ -97,3 +99,8 @@ def test_redactor_walks_json_and_counts_across_values() -> None:
 def test_entropy() -> None:
     assert entropy("aaaa") == 0
     assert entropy("abcd") == 2
+
+
+def test_a_phone_number_beside_a_timestamp_is_still_found() -> None:
+    out, counts = redact("at 2026-11-23T21:56:19.407123456Z call (415) 555-2671")
+    assert counts == {"phone": 1} and "2026-11-23T21:56:19.407123456Z" in out

@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse
 
 from gateway.errors import json_body
 from gateway.params import scope_from, service
+from gateway.policy import policy_json
 from substrate.errors import BadRequest
 
 BUNDLE_HASH = re.compile(r"^[0-9a-f]{16,128}$")
@@ -45,4 +46,4 @@ async def counterfactual(request: Request) -> JSONResponse:
     if analysis is False or analysis is None:
         raise BadRequest("analysis must be true or an object")
     scope = await scope_from(request)
-    return JSONResponse(await service(request).counterfactual(bundle_hash, scope, analysis))
+    return policy_json(request, await service(request).counterfactual(bundle_hash, scope, analysis))

@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse
 
 from gateway.errors import json_body
 from gateway.params import bool_param, int_param, scope_from, service
+from gateway.policy import policy_json
 from substrate.errors import BadRequest
 from substrate.retrieval import strategies_time  # noqa: F401 - registers the search strategies
 from substrate.retrieval.evidence import direct_evidence
@@ -70,13 +71,13 @@ async def temporal(request: Request) -> JSONResponse:
     flt, page, svc = _filter(request), _page(request), service(request)
     if state:
         scope = await scope_from(request)
-        return JSONResponse(await graph_state(svc.settings, svc.reader, scope, flt, page,
+        return policy_json(request, await graph_state(svc.settings, svc.reader, scope, flt, page,
                                               svc.pool))
     start, end = parse_instant("from", q["from"]), parse_instant("to", q["to"])
     scope = await scope_from(request, {"snapshot_version": None, "at": None})
     body = await graph_diff(svc.settings, svc.reader, scope, svc.services.ontology, start, end,
                             flt, page, svc.pool)
-    return JSONResponse(body)
+    return policy_json(request, body)
 
 
 async def intent_check(request: Request) -> JSONResponse:
@@ -111,7 +112,7 @@ async def intent_check(request: Request) -> JSONResponse:
                              None if threshold is None else float(threshold), svc.pool)
     evidence = direct_evidence(scope.version, [out["pr"]], intent_hops(out), False,
                                "embedding_similarity")
-    return JSONResponse({**out, **evidence})
+    return policy_json(request, {**out, **evidence})
 
 
 async def impact(request: Request) -> JSONResponse:
@@ -134,5 +135,5 @@ async def impact(request: Request) -> JSONResponse:
         int_param(request, "limit", 100))
     evidence = direct_evidence(scope.version, [out["item"]], impact_hops(out), out["truncated"],
                                "intent_assertion_traversal")
-    return JSONResponse({**out, "snapshot_version": scope.version, "pinned": scope.pinned,
+    return policy_json(request, {**out, "snapshot_version": scope.version, "pinned": scope.pinned,
                          **evidence})

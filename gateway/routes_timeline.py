@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from gateway.params import int_param, scope_from, service
+from gateway.policy import policy_json
 from substrate.errors import BadRequest
 from substrate.graph.records import slug
 from substrate.retrieval.timeline import label_members, relate, timeline
@@ -40,7 +41,7 @@ async def entity_timeline(request: Request) -> JSONResponse:
     scope = await scope_from(request)
     out = await timeline(svc.settings, svc.reader, scope,
                          _ceid(request.path_params["entity_id"]), svc.pool)
-    return JSONResponse(out)
+    return policy_json(request, out)
 
 
 async def timeline_relate(request: Request) -> JSONResponse:
@@ -78,4 +79,4 @@ async def timeline_relate(request: Request) -> JSONResponse:
     candidates = await label_members(svc.reader, scope, label, limit) if label else None
     out = await relate(svc.settings, svc.reader, scope, a, q.get("b"), candidates, wanted,
                        svc.pool)
-    return JSONResponse(out)
+    return policy_json(request, out)

@@ -54,6 +54,7 @@ CYCLE_WEIGHT = 0.5
 STALE_ADR_WEIGHT = 0.25
 STALE_ADR_CAP = 0.5
 DEFAULT_LIMIT = 10
+FACT_CHUNK = 2_000  # entities per read of their facts (a transaction holds one chunk)
 MAX_EVIDENCE = 25
 
 
@@ -192,6 +193,17 @@ def score(facts: Facts, rank: NodeRank | None, top: Maxima, metric: NodeMetrics 
                     round(sum(f.contribution for f in factors), 4), factors)
 
 
+def _rows_by_chunk(ctx: JobContext, template: str, scope: ReadScope,
+                   ceids: list[str]) -> list[dict[str, Any]]:
+    """A per-entity template over ``ceids`` (sorted) in reads of ``FACT_CHUNK`` ids: one
+    read of every entity's facts at L (~105k services with their edges) outgrew a
+    transaction's memory and failed the job."""
+    out: list[dict[str, Any]] = []
+    for i in range(0, len(ceids), FACT_CHUNK):
+        out += ctx.rows(template, scope, ceids=ceids[i : i + FACT_CHUNK])
+    return out
+
+
 def rank_risks(ctx: JobContext, scope: ReadScope, limit: int = DEFAULT_LIMIT,
                progress: ProgressFn = no_progress) -> list[RiskItem]:
     """The ``limit`` riskiest Services and Infrastructure, highest score first (the GDS
@@ -201,9 +213,9 @@ def rank_risks(ctx: JobContext, scope: ReadScope, limit: int = DEFAULT_LIMIT,
     metrics = {m.ceid: m for m in run_centrality(ctx, scope, progress)}
     ranks = {c: NodeRank(m.ceid, m.name, m.label, m.pagerank, m.in_degree)
              for c, m in metrics.items()}
-    rows = ctx.rows("gds/entity_facts", scope, ceids=sorted(ranks))
-    stale = {r["ceid"]: r["stale"] for r in ctx.rows("gds/stale_adrs", scope,
-                                                     ceids=sorted(ranks))}
+    ceids = sorted(ranks)
+    rows = _rows_by_chunk(ctx, "gds/entity_facts", scope, ceids)
+    stale = {r["ceid"]: r["stale"] for r in _rows_by_chunk(ctx, "gds/stale_adrs", scope, ceids)}
     top = Maxima(max((r.pagerank for r in ranks.values()), default=0.0),
                  max((fan_in(f) for f in rows), default=0),
                  max((m.betweenness for m in metrics.values()), default=0.0))

@@ -27,7 +27,7 @@ the weights are constants below so that a ranking can be explained and reproduce
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -193,33 +193,40 @@ def score(facts: Facts, rank: NodeRank | None, top: Maxima, metric: NodeMetrics 
                     round(sum(f.contribution for f in factors), 4), factors)
 
 
-def _rows_by_chunk(ctx: JobContext, template: str, scope: ReadScope,
-                   ceids: list[str]) -> list[dict[str, Any]]:
-    """A per-entity template over ``ceids`` (sorted) in reads of ``FACT_CHUNK`` ids: one
-    read of every entity's facts at L (~105k services with their edges) outgrew a
-    transaction's memory and failed the job."""
-    out: list[dict[str, Any]] = []
+def _fact_chunks(ctx: JobContext, scope: ReadScope,
+                 ceids: list[str]) -> Iterator[list[dict[str, Any]]]:
+    """``gds/entity_facts`` over ``ceids`` (sorted), ``FACT_CHUNK`` entities a read: at L
+    (~105k services with ~680k dependency edges) one read of every entity's facts outgrew
+    a transaction's memory, and holding them all took the job's process past 16 GB."""
     for i in range(0, len(ceids), FACT_CHUNK):
-        out += ctx.rows(template, scope, ceids=ceids[i : i + FACT_CHUNK])
-    return out
+        yield ctx.rows("gds/entity_facts", scope, ceids=ceids[i : i + FACT_CHUNK])
 
 
 def rank_risks(ctx: JobContext, scope: ReadScope, limit: int = DEFAULT_LIMIT,
                progress: ProgressFn = no_progress) -> list[RiskItem]:
     """The ``limit`` riskiest Services and Infrastructure, highest score first (the GDS
-    metrics are computed and stored on the way)."""
+    metrics are computed and stored on the way). The facts are read a chunk at a time,
+    twice when there is more than one chunk: first for the tenant's largest fan-in (every
+    score is relative to it), then to score each chunk and keep the best ``limit``."""
     if limit < 1:
         raise BadRequest("limit must be at least 1", {"limit": limit})
     metrics = {m.ceid: m for m in run_centrality(ctx, scope, progress)}
     ranks = {c: NodeRank(m.ceid, m.name, m.label, m.pagerank, m.in_degree)
              for c, m in metrics.items()}
     ceids = sorted(ranks)
-    rows = _rows_by_chunk(ctx, "gds/entity_facts", scope, ceids)
-    stale = {r["ceid"]: r["stale"] for r in _rows_by_chunk(ctx, "gds/stale_adrs", scope, ceids)}
-    top = Maxima(max((r.pagerank for r in ranks.values()), default=0.0),
-                 max((fan_in(f) for f in rows), default=0),
+    stale = {r["ceid"]: r["stale"]
+             for i in range(0, len(ceids), FACT_CHUNK)
+             for r in ctx.rows("gds/stale_adrs", scope, ceids=ceids[i : i + FACT_CHUNK])}
+    single = list(_fact_chunks(ctx, scope, ceids)) if len(ceids) <= FACT_CHUNK else None
+    most = max((fan_in(f) for rows in (single or _fact_chunks(ctx, scope, ceids))
+                for f in rows), default=0)
+    progress("facts read", entities=len(ceids), most_dependents=most)
+    top = Maxima(max((r.pagerank for r in ranks.values()), default=0.0), most,
                  max((m.betweenness for m in metrics.values()), default=0.0))
-    items = [score(f, ranks.get(f["member"]["ceid"]), top, metrics.get(f["member"]["ceid"]),
-                   stale.get(f["member"]["ceid"], ())) for f in rows]
-    items = [i for i in items if i.score > 0]
-    return sorted(items, key=lambda i: (-i.score, i.ceid))[:limit]
+    best: list[RiskItem] = []
+    for rows in single or _fact_chunks(ctx, scope, ceids):
+        items = [score(f, ranks.get(f["member"]["ceid"]), top, metrics.get(f["member"]["ceid"]),
+                       stale.get(f["member"]["ceid"], ())) for f in rows]
+        best = sorted([*best, *(i for i in items if i.score > 0)],
+                      key=lambda i: (-i.score, i.ceid))[:limit]
+    return best

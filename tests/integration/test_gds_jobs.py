@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from gds_jobs import centrality
+from gds_jobs import centrality, risks
 from gds_jobs.__main__ import main
 from gds_jobs.communities import Community, detect_communities, run_communities, summarise
 from gds_jobs.pagerank import rank_nodes, service_ranks
@@ -293,6 +293,21 @@ def test_risks_rank_the_shared_database_and_the_unowned_incident_service_first(
     conflict = _factor(catalog, "ownership")
     assert "conflicting PRIMARY_OWNER" in conflict["note"] and len(conflict["evidence"]) == 2
     assert _our_graphs(ctx, scope.tenant) == []
+
+
+def test_risks_read_in_chunks_rank_as_one_read_does(
+    ctx: JobContext, scope: ReadScope, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = [i.to_dict() for i in rank_risks(ctx, scope, limit=20)]
+    said: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(risks, "FACT_CHUNK", 2)
+    chunked = [i.to_dict() for i in rank_risks(ctx, scope, limit=20,
+                                               progress=lambda s, **kw: said.append((s, kw)))]
+    assert chunked == whole and len(whole) >= 3
+    facts = next(kw for s, kw in said if s == "facts read")
+    assert facts["entities"] > 2 and facts["most_dependents"] == 4  # orders-db's four
+    top3 = [i.to_dict() for i in rank_risks(ctx, scope, limit=3)]
+    assert top3 == whole[:3]
 
 
 def test_cli_prints_the_job_result(

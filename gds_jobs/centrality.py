@@ -14,9 +14,10 @@ dropped when the run ends, whatever happens.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import psycopg
@@ -32,6 +33,7 @@ METRIC_LABELS = ("Service", "Infrastructure")
 EXACT_BETWEENNESS_MAX_NODES = 20_000
 BETWEENNESS_SOURCES = 1_000
 BETWEENNESS_SEED = 42
+MAX_LISTED_MEMBERS = 50  # members of a dependency cycle a metrics row lists
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,11 @@ class NodeMetrics:
     cycle_members: frozenset[str] = frozenset()  # the SCC's members when it is a cycle
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "cycle_members": sorted(self.cycle_members)}
+        """The metrics; a cycle's members listed up to ``MAX_LISTED_MEMBERS`` (its size is
+        ``scc_size``): a giant component listed for each of its members was quadratic."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["cycle_members"] = heapq.nsmallest(MAX_LISTED_MEMBERS, self.cycle_members)
+        return out
 
 
 def betweenness_sampling(nodes: int) -> tuple[int | None, int | None]:
@@ -130,15 +136,18 @@ def compute_metrics(ctx: JobContext, scope: ReadScope,
     directed = _directed(ctx, scope, progress)
     undirected = _undirected(ctx, scope, progress)
     sizes = Counter(int(d["scc"]) for d in directed.values())
-    cycles: dict[int, set[str]] = defaultdict(set)
+    members: dict[int, set[str]] = defaultdict(set)
     for ceid, d in directed.items():
         if sizes[int(d["scc"])] > 1:
-            cycles[int(d["scc"])].add(ceid)
+            members[int(d["scc"])].add(ceid)
+    # one set per cycle, shared by its members (a set per member was quadratic: at L one
+    # strongly connected component held most of the 105k nodes)
+    cycles = {scc: frozenset(m) for scc, m in members.items()}
     out = [NodeMetrics(ceid, d["name"], d["label"], round(float(d["pagerank"]), DIGITS),
                        round(float(d["betweenness"]), DIGITS), int(d["inDegree"]),
                        int(undirected[ceid]["wcc"]), int(d["scc"]), sizes[int(d["scc"])],
                        bool(int(undirected[ceid]["articulation"])),
-                       frozenset(cycles.get(int(d["scc"]), ())))
+                       cycles.get(int(d["scc"]), frozenset()))
            for ceid, d in directed.items() if ceid in undirected]
     return sorted(out, key=lambda m: m.ceid)
 

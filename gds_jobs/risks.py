@@ -27,6 +27,7 @@ the weights are constants below so that a ranking can be explained and reproduce
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -56,6 +57,7 @@ STALE_ADR_CAP = 0.5
 DEFAULT_LIMIT = 10
 FACT_CHUNK = 2_000  # entities per read of their facts (a transaction holds one chunk)
 MAX_EVIDENCE = 25
+MAX_CYCLE_NAMES = 20  # members a dependency cycle's note names (then: and N more)
 
 
 @dataclass(frozen=True)
@@ -163,10 +165,13 @@ def _structure(facts: Facts, metric: NodeMetrics | None, top: Maxima) -> list[Ri
                               "graph", _hops([*facts["dependents"], *facts["depends_on"]])))
     if metric.scc_size > 1:
         cycle = [r for r in facts["depends_on"] if r["other"]["ceid"] in metric.cycle_members]
+        others = metric.cycle_members - {ceid}
+        named = sorted(others) if len(others) <= MAX_CYCLE_NAMES else \
+            heapq.nsmallest(MAX_CYCLE_NAMES, others)
+        more = f" and {len(others) - len(named)} more" if len(others) > len(named) else ""
         out.append(RiskFactor("dependency_cycle", metric.scc_size, CYCLE_WEIGHT,
                               f"in a dependency cycle of {metric.scc_size}: "
-                              + ", ".join(sorted(metric.cycle_members - {ceid})),
-                              _hops(cycle)))
+                              + ", ".join(named) + more, _hops(cycle)))
     return out
 
 

@@ -27,6 +27,7 @@ the weights are constants below so that a ranking can be explained and reproduce
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -165,14 +166,20 @@ def _structure(facts: Facts, metric: NodeMetrics | None, top: Maxima) -> list[Ri
                               "graph", _hops([*facts["dependents"], *facts["depends_on"]])))
     if metric.scc_size > 1:
         cycle = [r for r in facts["depends_on"] if r["other"]["ceid"] in metric.cycle_members]
-        others = metric.cycle_members - {ceid}
-        named = sorted(others) if len(others) <= MAX_CYCLE_NAMES else \
-            heapq.nsmallest(MAX_CYCLE_NAMES, others)
-        more = f" and {len(others) - len(named)} more" if len(others) > len(named) else ""
+        # no copy of the member set per member (a giant cycle made that quadratic)
+        others = len(metric.cycle_members) - (ceid in metric.cycle_members)
+        named = [c for c in _first_members(metric.cycle_members) if c != ceid][:MAX_CYCLE_NAMES]
+        more = f" and {others - len(named)} more" if others > len(named) else ""
         out.append(RiskFactor("dependency_cycle", metric.scc_size, CYCLE_WEIGHT,
                               f"in a dependency cycle of {metric.scc_size}: "
                               + ", ".join(named) + more, _hops(cycle)))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_members(members: frozenset[str]) -> list[str]:
+    """A cycle's first members by id, once per cycle (its members share the set)."""
+    return heapq.nsmallest(MAX_CYCLE_NAMES + 1, members)
 
 
 def _stale(stale: Sequence[Mapping[str, Any]]) -> list[RiskFactor]:

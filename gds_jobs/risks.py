@@ -205,13 +205,13 @@ def score(facts: Facts, rank: NodeRank | None, top: Maxima, metric: NodeMetrics 
                     round(sum(f.contribution for f in factors), 4), factors)
 
 
-def _fact_chunks(ctx: JobContext, scope: ReadScope,
-                 ceids: list[str]) -> Iterator[list[dict[str, Any]]]:
-    """``gds/entity_facts`` over ``ceids`` (sorted), ``FACT_CHUNK`` entities a read: at L
+def _chunks(ctx: JobContext, template: str, scope: ReadScope,
+            ceids: list[str]) -> Iterator[list[dict[str, Any]]]:
+    """A per-entity template over ``ceids`` (sorted), ``FACT_CHUNK`` entities a read: at L
     (~105k services with ~680k dependency edges) one read of every entity's facts outgrew
     a transaction's memory, and holding them all took the job's process past 16 GB."""
     for i in range(0, len(ceids), FACT_CHUNK):
-        yield ctx.rows("gds/entity_facts", scope, ceids=ceids[i : i + FACT_CHUNK])
+        yield ctx.rows(template, scope, ceids=ceids[i : i + FACT_CHUNK])
 
 
 def rank_risks(ctx: JobContext, scope: ReadScope, limit: int = DEFAULT_LIMIT,
@@ -227,16 +227,16 @@ def rank_risks(ctx: JobContext, scope: ReadScope, limit: int = DEFAULT_LIMIT,
              for c, m in metrics.items()}
     ceids = sorted(ranks)
     stale = {r["ceid"]: r["stale"]
-             for i in range(0, len(ceids), FACT_CHUNK)
-             for r in ctx.rows("gds/stale_adrs", scope, ceids=ceids[i : i + FACT_CHUNK])}
-    single = list(_fact_chunks(ctx, scope, ceids)) if len(ceids) <= FACT_CHUNK else None
-    most = max((fan_in(f) for rows in (single or _fact_chunks(ctx, scope, ceids))
+             for rows in _chunks(ctx, "gds/stale_adrs", scope, ceids) for r in rows}
+    facts = "gds/entity_facts"
+    single = list(_chunks(ctx, facts, scope, ceids)) if len(ceids) <= FACT_CHUNK else None
+    most = max((fan_in(f) for rows in (single or _chunks(ctx, facts, scope, ceids))
                 for f in rows), default=0)
     progress("facts read", entities=len(ceids), most_dependents=most)
     top = Maxima(max((r.pagerank for r in ranks.values()), default=0.0), most,
                  max((m.betweenness for m in metrics.values()), default=0.0))
     best: list[RiskItem] = []
-    for rows in single or _fact_chunks(ctx, scope, ceids):
+    for rows in single or _chunks(ctx, facts, scope, ceids):
         items = [score(f, ranks.get(f["member"]["ceid"]), top, metrics.get(f["member"]["ceid"]),
                        stale.get(f["member"]["ceid"], ())) for f in rows]
         best = sorted([*best, *(i for i in items if i.score > 0)],

@@ -295,17 +295,34 @@ class Neo4jPart(Part):
                 self.progress(f"[neo4j] generated a password in {self.password_file}")
         if (self.data / "databases" / "system").exists():
             return  # already initialised; the password lives in the system database
+        self.set_initial_password(password)
+        self.progress(f"[neo4j] initial password set for user {self.settings.neo4j_user!r}")
+
+    def set_initial_password(self, password: str) -> None:
+        """Write the password the first start gives the admin user (``data/dbms/auth.ini``).
+
+        ``--`` ends the options: a generated password may begin with ``-`` (URL-safe base64),
+        and one beginning with ``-h`` was taken for ``--help``: the tool printed its usage,
+        exited 0 and set nothing, so the database started with neo4j's default password."""
         result = subprocess.run(
             [self._java or java_binary(), "-cp", str(self.root / "lib" / "*"), ADMIN_TOOL,
-             "dbms", "set-initial-password", password],
+             "dbms", "set-initial-password", "--", password],
             env=self.environment(), capture_output=True, text=True, timeout=120,
         )
+        output = (result.stdout + result.stderr).strip()[-800:]
         if result.returncode != 0:
             raise StackError(
                 "neo4j-admin dbms set-initial-password failed (the password needs at least 8 "
-                f"characters): {(result.stdout + result.stderr).strip()[-800:]}"
+                f"characters): {output}"
             )
-        self.progress(f"[neo4j] initial password set for user {self.settings.neo4j_user!r}")
+        if not self.auth_file.exists():
+            raise StackError(f"neo4j-admin dbms set-initial-password wrote no {self.auth_file}: "
+                             f"{output}")
+
+    @property
+    def auth_file(self) -> Path:
+        """Where ``set-initial-password`` leaves the password for the first start."""
+        return self.data / "dbms" / "auth.ini"
 
 
 def half_of(size: str) -> str:

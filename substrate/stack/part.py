@@ -220,9 +220,11 @@ class Part:
             except Exception as exc:  # noqa: BLE001
                 last = str(exc)
             time.sleep(0.5)
+        # the reason again after the log tail: a CI run may show only the output's last lines
         raise StackError(
             f"{self.name} did not become healthy within {self.start_timeout:.0f}s ({last}); "
-            f"last lines of {self.log_file}:\n{tail(self.log_file)}"
+            f"last lines of {self.log_file}:\n{tail(self.log_file)}\n"
+            f"{self.name} did not become healthy: {last}"
         )
 
     def _forget(self, pid: int) -> None:

@@ -9,6 +9,7 @@ trust authentication (as before this change) is upgraded in place by the part's 
 from __future__ import annotations
 
 import asyncio
+import os
 import stat
 import subprocess
 from pathlib import Path
@@ -181,3 +182,27 @@ def test_nats_refuses_a_wrong_password(stack: Settings) -> None:
 
 def test_nats_accepts_the_generated_user(stack: Settings) -> None:
     asyncio.run(_nats(stack.nats_url))
+
+
+# --- Neo4j -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("password", ["-hLooksLikeHelp_0123456789abcdef",
+                                      "-vLooksLikeAnOption_0123456789ab",
+                                      "--long-option-like-0123456789ab"])
+def test_neo4j_initial_password_that_looks_like_an_option(
+        stack: Settings, tmp_path: Path, password: str) -> None:
+    """A generated password may begin with ``-`` (URL-safe base64). neo4j-admin took one
+    beginning with ``-h`` for ``--help``: it printed its usage, exited 0 and wrote nothing, so
+    the first start kept neo4j's default password and every check was refused (a CI run
+    spent its whole start timeout on it)."""
+    from substrate.stack.neo4j_server import Neo4jPart
+
+    settings = Settings.from_env({**os.environ, "SUBSTRATE_HOME": str(tmp_path)})
+    part = Neo4jPart(settings, _quiet)
+    part.root.mkdir()
+    (part.root / "lib").symlink_to(Neo4jPart(stack, _quiet).root / "lib")
+    part.conf_dir.mkdir()
+    (part.conf_dir / "neo4j.conf").write_text(part.neo4j_conf())
+
+    part.set_initial_password(password)
+
+    assert part.auth_file.read_text().startswith("neo4j:SHA-256,")

@@ -78,15 +78,16 @@ async def resolve(reader: GraphReader, scope: ReadScope, value: str,
 
 
 async def resolved_with(reader: GraphReader, scope: ReadScope, template: str, value: str,
-                        ctx: dict[str, Any] | None = None, **params: Any,
+                        ctx: dict[str, Any] | None = None, *, label: str = "Service",
+                        prefix: str = "service", **params: Any,
                         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One round trip of a ``retrieval/direct_*`` template: the service named by ``value``
-    (canonical id, name or alias) and the template's rows about it."""
-    ceid, name = split_id(value, "service")
-    found = await reader.plain_rows(template, scope, {"label": "Service", **(ctx or {})},
+    """One round trip of a ``retrieval/direct_*`` template: the entity of ``label`` named by
+    ``value`` (canonical id, name or alias) and the template's rows about it."""
+    ceid, name = split_id(value, prefix)
+    found = await reader.plain_rows(template, scope, {"label": label, **(ctx or {})},
                                     ceid=ceid, name=name, **params)  # maps and values only
     if not found:
-        raise _not_found(value, "Service", scope)
+        raise _not_found(value, label, scope)
     return dict(found[0]["entity"]), list(found[0]["rows"])
 
 

@@ -40,9 +40,9 @@ async def epic_impact(reader: GraphReader, scope: ReadScope, item_id: str, depth
         raise BadRequest(f"depth must be between 0 and {MAX_DEPTH}", {"depth": depth})
     if not 1 <= limit <= MAX_RESULTS:
         raise BadRequest(f"limit must be 1..{MAX_RESULTS}", {"limit": limit})
-    item = await resolve_item(reader, scope, item_id)
-    rows = await reader.rows("retrieval/epic_impact", scope, {"depth": depth},
-                             ceid=item["ceid"], limit=limit + 1)
+    item, rows = await direct.resolved_with(  # one round trip: the item and its impact
+        reader, scope, "retrieval/direct_impact", item_id, {"depth": depth},
+        label="ProjectItem", prefix="item", limit=limit + 1)
     truncated = len(rows) > limit
     services = []
     for row in rows[:limit]:

@@ -109,6 +109,8 @@ DIRECT: tuple[tuple[str, str, dict[str, Any], dict[str, Any], str, float], ...] 
      {"ceid": "service:checkout", "name": "checkout"}, "RSN-UC-02", 500),
     ("/memory/payment", "retrieval/direct_memory", {"label": "Service"},
      {"ceid": "service:payment", "name": "payment", "limit": 21}, "RSN-UC-05", 5000),
+    ("/impact/SHOP-10", "retrieval/direct_impact", {"label": "ProjectItem", "depth": 1},
+     {"ceid": "item:shop-10", "name": "SHOP-10", "limit": 101}, "RSN-UC-08", 300),
 )
 
 

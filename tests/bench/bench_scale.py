@@ -94,7 +94,7 @@ Raw = tuple[str, dict[str, Any], dict[str, Any]]  # template, Jinja context, par
 
 def direct_endpoints(org: Org, svc: str | None = None) -> list[tuple[str, Request, Raw]]:
     """(endpoint, request, the endpoint's main template through the driver; the three
-    service endpoints are one round trip: their whole query)."""
+    service endpoints and /impact are one round trip: their whole query)."""
     lm = org.landmarks
     s = svc or lm["owned_service"]
     at = lm["incident_date"][:19] + "Z"
@@ -113,7 +113,8 @@ def direct_endpoints(org: Org, svc: str | None = None) -> list[tuple[str, Reques
                                   "count": False},
           {"service": s, "after": "", "skip": 0, "limit": 101})),
         ("/impact", ("GET", f"/impact/{lm['epic']}", None),
-         ("retrieval/epic_impact", {"depth": 1}, {"ceid": lm["epic"], "limit": 101})),
+         ("retrieval/direct_impact", {"label": "ProjectItem", "depth": 1},
+          {"ceid": lm["epic"], "name": name(lm["epic"]), "limit": 101})),
         ("/intent-check", ("POST", "/intent-check", {"pr": lm["pr"]}),
          ("retrieval/intent_pr", {}, {"ceid": lm["pr"]})),
     ]

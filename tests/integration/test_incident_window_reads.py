@@ -37,6 +37,7 @@ from substrate.retrieval.scope import ReadScope, resolve_scope
 from substrate.services import open_services
 from substrate.settings import Settings
 from tests.support.graphstate import drop_tenant_graph, new_tenant
+from tests.support.recording_reader import Recorder
 
 pytestmark = pytest.mark.integration
 
@@ -95,20 +96,6 @@ def tenant(stack: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     finally:
         drop_tenant_graph(driver, name)
         driver.close()
-
-
-class Recorder(GraphReader):
-    """The real reader, noting the templates it ran."""
-
-    def __init__(self, reader: GraphReader) -> None:
-        super().__init__(reader.driver, reader.cypher)
-        self.bookmarks = reader.bookmarks
-        self.ran: list[str] = []
-
-    async def rows(self, template_name: str, scope: ReadScope, ctx: dict[str, Any] | None = None,
-                   **params: Any) -> list[dict[str, Any]]:
-        self.ran.append(template_name)
-        return await super().rows(template_name, scope, ctx, **params)
 
 
 def run(stack: Settings, tenant: str,

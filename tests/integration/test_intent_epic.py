@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,9 +13,14 @@ import httpx
 import pytest
 
 from substrate.demo.load import ORG_JSONL
+from substrate.retrieval.graph_queries import GraphReader
+from substrate.retrieval.impact import epic_impact, resolve_item
 from substrate.retrieval.intent import ADVISORY
+from substrate.retrieval.scope import resolve_scope
+from substrate.services import open_services
 from substrate.settings import Settings
 from tests.support.gateway_client import gateway
+from tests.support.recording_reader import Recorder
 
 pytestmark = pytest.mark.integration
 
@@ -174,3 +180,33 @@ def test_search_names_the_epics_services(api: httpx.Client) -> None:
     answer = body["answer"]
     assert answer.startswith("Faster, safer checkout (item:shop-10) affects cart, checkout, "
                              "payment, pricing")
+
+
+@pytest.mark.parametrize("item", ["SHOP-10", "item:shop-10", "SHOP-40"])
+@pytest.mark.parametrize("depth", [0, 1, 2])
+def test_impact_is_one_read_with_the_two_step_answer(stack: Settings, item: str,
+                                                    depth: int) -> None:
+    """/impact resolves the item and walks its impact in one query (issue 12.1); the services,
+    paths and hops are those of resolving first and then running ``retrieval/epic_impact``."""
+    async def go() -> tuple[dict[str, Any], list[str], dict[str, Any], list[dict[str, Any]]]:
+        services = open_services(stack, check_templates=False)
+        try:
+            reader = Recorder(GraphReader(services.async_driver, services.cypher))
+            scope = await resolve_scope(stack, stack.tenant)
+            out = await epic_impact(reader, scope, item, depth, limit=100)
+            resolved = await resolve_item(reader, scope, item)
+            rows = await reader.rows("retrieval/epic_impact", scope, {"depth": depth},
+                                     ceid=resolved["ceid"], limit=101)
+            return out, reader.ran[:1], resolved, rows
+        finally:
+            await services.aclose()
+
+    out, first, resolved, rows = asyncio.run(go())
+    assert first == ["retrieval/direct_impact"]  # the answer came from that one query
+    assert out["item"] == resolved
+    assert [(s["ceid"], s["depth"], s["via"], s["intent"]) for s in out["services"]] == [
+        (r["service"]["ceid"], r["depth"], r["via"], r["intent"]) for r in rows]
+    assert [[(h["from"], h["to"], h["type"], h["evidence_ref"]) for h in s["hops"]]
+            for s in out["services"]] == [
+        [(h["from"], h["to"], h["type"], h["evidence_ref"]) for h in r["hops"]] for r in rows]
+    assert out["services"] and out["truncated"] is False

@@ -53,7 +53,7 @@ def split_id(value: str, prefix: str) -> tuple[str, str]:
     return f"{prefix}:{slug(value)}", value
 
 
-def _not_found(value: str, label: str, scope: ReadScope) -> NotFound:
+def not_found(value: str, label: str, scope: ReadScope) -> NotFound:
     return NotFound(f"no {label} {value!r} in tenant {scope.tenant!r} at snapshot "
                     f"{scope.version}", {"id": value, "snapshot_version": scope.version})
 
@@ -73,7 +73,7 @@ async def resolve(reader: GraphReader, scope: ReadScope, value: str,
     rows = await reader.rows("retrieval/resolve_entity", scope, {"label": label},
                              ceid=ceid, name=name, lucene=name_phrase(name))
     if not rows:
-        raise _not_found(value, label, scope)
+        raise not_found(value, label, scope)
     return dict(rows[0]["entity"])
 
 
@@ -87,7 +87,7 @@ async def resolved_with(reader: GraphReader, scope: ReadScope, template: str, va
     found = await reader.plain_rows(template, scope, {"label": label, **(ctx or {})},
                                     ceid=ceid, name=name, **params)  # maps and values only
     if not found:
-        raise _not_found(value, label, scope)
+        raise not_found(value, label, scope)
     return dict(found[0]["entity"]), list(found[0]["rows"])
 
 

@@ -135,87 +135,67 @@ async def props_at(settings: Settings, tenant: str, ceids: list[str], version: i
     return out
 
 
-def _position(page: Page, total_nodes: int) -> tuple[str, str, int]:
-    """(phase n|r, keyset ``after``, offset ``skip``) the page starts at."""
+def _start(page: Page) -> dict[str, Any]:
+    """Where the page starts, as ``temporal/direct_state`` parameters: the nodes after
+    ``nodes_after`` (None: the page starts among the relationships), the relationships after
+    ``rels_after``, ``offset`` rows skipped (nodes first, then relationships)."""
     if page.offset is not None:
-        if page.offset < total_nodes:
-            return "n", "", page.offset
-        return "r", "", page.offset - total_nodes
+        return {"nodes_after": "", "rels_after": "", "offset": page.offset}
     if page.cursor is None:
-        return "n", "", 0
+        return {"nodes_after": "", "rels_after": "", "offset": 0}
     pos = decode_cursor(page.cursor)
     if pos.get("p") not in ("n", "r") or not isinstance(pos.get("k"), str):
         raise BadRequest("malformed cursor", {"cursor": page.cursor[:80]})
-    return str(pos["p"]), str(pos["k"]), 0
+    if pos["p"] == "n":
+        return {"nodes_after": pos["k"], "rels_after": "", "offset": 0}
+    return {"nodes_after": None, "rels_after": pos["k"], "offset": 0}
 
 
-async def _total(reader: GraphReader, scope: ReadScope, flt: GraphFilter, name: str,
-                 params: dict[str, Any]) -> int:
-    rows = await reader.rows(name, scope, flt.context(True), **params)
-    return int(rows[0]["total"]) if rows else 0
-
-
-History = dict[str, tuple[dict[str, Any], list[str]]]
-
-
-async def _page_rows(reader: GraphReader, scope: ReadScope, flt: GraphFilter, page: Page,
-                     params: dict[str, Any], totals: dict[str, int],
-                     history_of: Callable[[list[str]], Awaitable[History]],
-                     ) -> tuple[dict[str, Any], History]:
-    """The page's nodes and relationships, and the nodes' history (``history_of``, read
-    while the relationships are)."""
-    phase, after, skip = _position(page, totals["nodes"])
-    nodes: list[dict[str, Any]] = []
+def _paged(found: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The page (nodes first, then relationships) and the cursor after it, from up to
+    ``limit + 1`` nodes and relationships read."""
+    nodes: list[dict[str, Any]] = list(found["nodes"])
     rels: list[dict[str, Any]] = []
-    room, nxt = page.limit, None
-    if phase == "n":
-        nodes = await reader.rows("temporal/state_nodes", scope, flt.context(False), **params,
-                                  after=after, skip=skip, limit=room + 1)
-        if len(nodes) > room:
-            nodes, nxt = nodes[:room], {"p": "n", "k": nodes[room - 1]["ceid"]}
-        room -= len(nodes)
-        phase, after, skip = "r", "", 0
-        if nxt is None and room == 0 and totals["relationships"] > 0:
-            nxt = {"p": "r", "k": ""}
-    history = asyncio.ensure_future(history_of([n["ceid"] for n in nodes]))
-    try:
-        if phase == "r" and nxt is None and room > 0:
-            rels = await reader.rows("temporal/state_rels", scope, flt.context(False),
-                                     **params, after=after, skip=skip, limit=room + 1)
-            if len(rels) > room:
-                rels, nxt = rels[:room], {"p": "r", "k": rels[room - 1]["eid"]}
-        found = await history
-    finally:
-        if not history.done():
-            history.cancel()
-    return ({"nodes": nodes, "relationships": rels,
-             "next_cursor": encode_cursor(nxt) if nxt else None}, found)
+    room, nxt = limit, None
+    if len(nodes) > room:
+        nodes, nxt = nodes[:room], {"p": "n", "k": nodes[room - 1]["ceid"]}
+    room -= len(nodes)
+    if nxt is None and room == 0 and found["rel_total"] > 0:
+        nxt = {"p": "r", "k": ""}
+    if nxt is None and room > 0:
+        rels = list(found["rels"])
+        if len(rels) > room:
+            rels, nxt = rels[:room], {"p": "r", "k": rels[room - 1]["eid"]}
+    return {"nodes": nodes, "relationships": rels,
+            "next_cursor": encode_cursor(nxt) if nxt else None}
 
 
 async def graph_state(settings: Settings, reader: GraphReader, scope: ReadScope,
                       flt: GraphFilter, page: Page,
                       pool: AsyncConnectionPool[Any] | None = None) -> dict[str, Any]:
-    """Nodes and relationships valid at ``scope.version``, filtered and paged. Reads that
-    do not wait on each other run together: the snapshot row with the service's resolution,
-    both totals at once, the nodes' properties as of then with the relationships' page."""
-    params: dict[str, Any] = {"service": None}
-    seeds: list[dict[str, Any]] = []
+    """Nodes and relationships valid at ``scope.version``, filtered and paged. One Neo4j
+    round trip (``temporal/direct_state``: the service's resolution, both totals and the
+    page) while PostgreSQL finds the snapshot row; then the nodes' properties as of then."""
+    start = _start(page)
+    ceid, name = direct.split_id(flt.service, "service") if flt.service else (None, None)
     snapshot = asyncio.ensure_future(snapshot_of(settings, scope.tenant, scope.version, pool))
     try:
-        if flt.service is not None:
-            service = await direct.resolve(reader, scope, flt.service)
-            params["service"], seeds = service["ceid"], [service]
-        node_total, rel_total = await asyncio.gather(
-            _total(reader, scope, flt, "temporal/state_nodes", params),
-            _total(reader, scope, flt, "temporal/state_rels", params))
-        totals = {"nodes": node_total, "relationships": rel_total}
-        rows, history = await _page_rows(
-            reader, scope, flt, page, params, totals,
-            lambda ceids: props_at(settings, scope.tenant, ceids, scope.version, pool))
+        found = await reader.plain_rows(
+            "temporal/direct_state", scope, flt.context(False), ceid=ceid, name=name, **start,
+            limit=page.limit, page_cap=page.limit + 1,
+            rels_cap=start["offset"] + page.limit + 1)
+        if not found:
+            raise direct.not_found(str(flt.service), "Service", scope)
+        state = found[0]
+        rows = _paged(state, page.limit)
+        history = await props_at(settings, scope.tenant, [n["ceid"] for n in rows["nodes"]],
+                                 scope.version, pool)
         snapshot_row = await snapshot
     finally:
         if not snapshot.done():  # a failed read: do not leave the lookup running unobserved
             snapshot.cancel()
+    seeds = [dict(state["entity"])] if state["entity"] is not None else []
+    totals = {"nodes": state["node_total"], "relationships": state["rel_total"]}
     nodes = []
     for n in rows["nodes"]:
         props, provenance = history.get(n["ceid"], ({"name": n["name"]}, []))

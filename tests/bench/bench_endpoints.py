@@ -111,6 +111,11 @@ DIRECT: tuple[tuple[str, str, dict[str, Any], dict[str, Any], str, float], ...] 
      {"ceid": "service:payment", "name": "payment", "limit": 21}, "RSN-UC-05", 5000),
     ("/impact/SHOP-10", "retrieval/direct_impact", {"label": "ProjectItem", "depth": 1},
      {"ceid": "item:shop-10", "name": "SHOP-10", "limit": 101}, "RSN-UC-08", 300),
+    # {version}: the snapshot the driver's scope reads (the newest)
+    ("/temporal?snapshot_version={version}&service=checkout&depth=1", "temporal/direct_state",
+     {"label": "Entity", "service": True, "depth": 1, "types": []},
+     {"ceid": "service:checkout", "name": "checkout", "nodes_after": "", "rels_after": "",
+      "offset": 0, "limit": 100, "page_cap": 101, "rels_cap": 101}, "RSN-07", 300),
 )
 
 
@@ -324,10 +329,11 @@ def run() -> dict[str, Any]:
         scope = asyncio.run(resolve_scope(settings, TENANT))
         for path, template, ctx, params, uc, target in DIRECT:
             query = CypherLibrary.load().text(template, **ctx)
+            target_path = path.format(version=scope.version)
             samples, rows = side_by_side(
-                settings, lambda p=path: lean.get(p), guard, query,  # type: ignore[misc]
+                settings, lambda p=target_path: lean.get(p), guard, query,  # type: ignore[misc]
                 {**scope.params(), **params})
-            direct.append(direct_figures(path, uc, target, template, samples, rows))
+            direct.append(direct_figures(target_path, uc, target, template, samples, rows))
         cypher_body = {"query": CYPHER_QUERY, "params": CYPHER_PARAMS}
         rewritten = lean.post("/cypher", cypher_body).json()["rewritten_query"]
         samples, rows = side_by_side(

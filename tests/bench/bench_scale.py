@@ -94,7 +94,8 @@ Raw = tuple[str, dict[str, Any], dict[str, Any]]  # template, Jinja context, par
 
 def direct_endpoints(org: Org, svc: str | None = None) -> list[tuple[str, Request, Raw]]:
     """(endpoint, request, the endpoint's main template through the driver; the three
-    service endpoints and /impact are one round trip: their whole query)."""
+    service endpoints, /impact and /temporal's Neo4j read are one round trip: their whole
+    query)."""
     lm = org.landmarks
     s = svc or lm["owned_service"]
     at = lm["incident_date"][:19] + "Z"
@@ -109,9 +110,9 @@ def direct_endpoints(org: Org, svc: str | None = None) -> list[tuple[str, Reques
          ("retrieval/direct_memory", {"label": "Service"},
           {"ceid": s, "name": name(s), "limit": 21})),
         ("/temporal", ("GET", f"/temporal?at={at}&service={s}&depth=1", None),
-         ("temporal/state_rels", {"service": True, "label": "Entity", "types": [], "depth": 1,
-                                  "count": False},
-          {"service": s, "after": "", "skip": 0, "limit": 101})),
+         ("temporal/direct_state", {"service": True, "label": "Entity", "types": [], "depth": 1},
+          {"ceid": s, "name": name(s), "nodes_after": "", "rels_after": "", "offset": 0,
+           "limit": 100, "page_cap": 101, "rels_cap": 101, "_at": at})),
         ("/impact", ("GET", f"/impact/{lm['epic']}", None),
          ("retrieval/direct_impact", {"label": "ProjectItem", "depth": 1},
           {"ceid": lm["epic"], "name": name(lm["epic"]), "limit": 101})),
@@ -146,7 +147,9 @@ async def timed(client: httpx.AsyncClient, req: Request, guard: CacheGuard | Non
 
 def driver_times(settings: Settings, driver: Driver, tenant: str, raw: Raw) -> dict[str, Any]:
     template, ctx, params = raw
-    scope = asyncio.run(resolve_scope(settings, tenant))
+    params = dict(params)
+    at = params.pop("_at", None)  # the request's instant: the driver reads the same snapshot
+    scope = asyncio.run(resolve_scope(settings, tenant, at=at))
     try:
         query = CypherLibrary.load().text(template, **ctx)
     except Exception as e:  # noqa: BLE001 - a template whose context changed: say so

@@ -215,6 +215,35 @@ def test_state_offsets_match_cursors_and_neighbourhoods(
     assert gone.status_code == 404  # fraud did not exist yet
 
 
+def test_a_neighbourhood_pages_like_its_one_page(
+    api: httpx.Client, replayed: tuple[str, Path, list[tuple[str, str]]],
+) -> None:
+    """A service's neighbourhood read in pages of 2 (by cursor, and by offset) gives the
+    items of one large page in the same order, and the same totals on every page."""
+    tenant = replayed[0]
+    whole = get(api, tenant, "/temporal", at=D2, service="billing", depth=2, limit=1000)
+    items = [n["ceid"] for n in whole["nodes"]] + [r["eid"] for r in whole["relationships"]]
+    assert whole["next_cursor"] is None and len(items) > 4
+    by_cursor: list[str] = []
+    params: dict[str, Any] = {"at": D2, "service": "billing", "depth": 2, "limit": 2}
+    while True:
+        body = get(api, tenant, "/temporal", **params)
+        assert body["totals"] == whole["totals"]
+        by_cursor += [n["ceid"] for n in body["nodes"]] + [r["eid"] for r in body["relationships"]]
+        if body["next_cursor"] is None:
+            break
+        params["cursor"] = body["next_cursor"]
+    assert by_cursor == items
+    by_offset: list[str] = []
+    for offset in range(0, len(items) + 2, 2):
+        body = get(api, tenant, "/temporal", at=D2, service="billing", depth=2, limit=2,
+                   offset=offset)
+        by_offset += [n["ceid"] for n in body["nodes"]] + [r["eid"] for r in body["relationships"]]
+    assert by_offset == items
+    assert whole["totals"] == {"nodes": len(whole["nodes"]),
+                               "relationships": len(whole["relationships"])}
+
+
 @pytest.mark.parametrize("at", [D1, D2, D3, D4])
 def test_ownership_and_dependencies_at_a_date(
     api: httpx.Client, replayed: tuple[str, Path, list[tuple[str, str]]], at: str,

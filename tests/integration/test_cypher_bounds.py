@@ -122,6 +122,7 @@ SAMPLE_PARAMS: dict[str, Any] = {
     "types": ["CALLS"], "jurisdictions": None, "labels": ["Service"], "label": "Service",
     "v0": 1, "v1": 2**53 - 2, "ts": "2026-09-01T00:00:00Z", "service": "service:checkout",
     "after": "", "skip": 0, "pattern": "(?i).*\\bADR[- ]?0*12\\b.*",
+    "nodes_after": "", "rels_after": "", "offset": 0, "page_cap": 101, "rels_cap": 101,
 }
 UNSCOPABLE_PROCEDURES = ("procedure db.index.fulltext.querynodes",
                          "procedure db.index.vector.querynodes")

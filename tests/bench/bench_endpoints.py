@@ -341,6 +341,13 @@ def run() -> dict[str, Any]:
             {**CYPHER_PARAMS, **scope_parameters(scope)})
         direct.append(direct_figures("POST /cypher", "RSN-02", 1000, "(the rewritten query)",
                                      samples, rows))
+        intent_body = {"pr": 447}  # its one read; the texts' vectors come from the memo
+        samples, rows = side_by_side(
+            settings, lambda: lean.post("/intent-check", intent_body), guard,
+            CypherLibrary.load().text("retrieval/intent_pr"),
+            {**scope.params(), "ceid": "pr:447"})
+        direct.append(direct_figures("POST /intent-check", "RSN-UC-03", 300,
+                                     "retrieval/intent_pr", samples, rows))
         for uc, question, target in SEARCHES if ONLY != "direct" else ():
             body = client.post("/search", json={"query": question}).json()
             guard.after(body, timed=False)

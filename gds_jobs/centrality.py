@@ -49,6 +49,7 @@ class NodeMetrics:
     scc_size: int
     articulation: bool
     cycle_members: frozenset[str] = frozenset()  # the SCC's members when it is a cycle
+    betweenness_sources: int | None = None  # None: exact; else estimated from this many
 
     def to_dict(self) -> dict[str, Any]:
         """The metrics; a cycle's members listed up to ``MAX_LISTED_MEMBERS`` (its size is
@@ -87,7 +88,10 @@ def _stream(ctx: JobContext, graph: Graph, props: list[str]) -> dict[str, dict[s
     return out
 
 
-def _directed(ctx: JobContext, scope: ReadScope, progress: ProgressFn) -> dict[str, Any]:
+def _directed(ctx: JobContext, scope: ReadScope, progress: ProgressFn
+              ) -> tuple[dict[str, Any], int | None]:
+    """The directed metrics by ceid, and the sampled sources betweenness was estimated from
+    (None: exact)."""
     with projected(ctx, scope, job="centrality", undirected=False, labels=METRIC_LABELS,
                    types=DEPENDENCY_TYPES) as g:
         progress("projected (directed)", nodes=g.node_count(),
@@ -113,7 +117,7 @@ def _directed(ctx: JobContext, scope: ReadScope, progress: ProgressFn) -> dict[s
                                             relationship_types=t))
         _guarded(ctx, progress, "scc", lambda: algo.scc.estimate(g, relationship_types=t),
                  lambda: algo.scc.mutate(g, "scc", relationship_types=t))
-        return _stream(ctx, g, ["pagerank", "betweenness", "inDegree", "scc"])
+        return _stream(ctx, g, ["pagerank", "betweenness", "inDegree", "scc"]), size
 
 
 def _undirected(ctx: JobContext, scope: ReadScope, progress: ProgressFn) -> dict[str, Any]:
@@ -133,7 +137,7 @@ def _undirected(ctx: JobContext, scope: ReadScope, progress: ProgressFn) -> dict
 def compute_metrics(ctx: JobContext, scope: ReadScope,
                     progress: ProgressFn = no_progress) -> list[NodeMetrics]:
     """Every live Service and Infrastructure node's metrics at the scope."""
-    directed = _directed(ctx, scope, progress)
+    directed, sources = _directed(ctx, scope, progress)
     undirected = _undirected(ctx, scope, progress)
     sizes = Counter(int(d["scc"]) for d in directed.values())
     members: dict[int, set[str]] = defaultdict(set)
@@ -147,7 +151,7 @@ def compute_metrics(ctx: JobContext, scope: ReadScope,
                        round(float(d["betweenness"]), DIGITS), int(d["inDegree"]),
                        int(undirected[ceid]["wcc"]), int(d["scc"]), sizes[int(d["scc"])],
                        bool(int(undirected[ceid]["articulation"])),
-                       cycles.get(int(d["scc"]), frozenset()))
+                       cycles.get(int(d["scc"]), frozenset()), sources)
            for ceid, d in directed.items() if ceid in undirected]
     return sorted(out, key=lambda m: m.ceid)
 
@@ -155,7 +159,8 @@ def compute_metrics(ctx: JobContext, scope: ReadScope,
 def store_metrics(ctx: JobContext, scope: ReadScope, metrics: Sequence[NodeMetrics]) -> int:
     level = scope.clearance[-1]
     rows = [(scope.tenant, level, scope.version, m.ceid, m.name, m.label, m.pagerank,
-             m.betweenness, m.in_degree, m.wcc, m.scc, m.scc_size, m.articulation)
+             m.betweenness, m.in_degree, m.wcc, m.scc, m.scc_size, m.articulation,
+             m.betweenness_sources)
             for m in metrics]
     with psycopg.connect(ctx.settings.postgres_dsn) as conn, conn.transaction(), \
             conn.cursor() as cur:
@@ -163,8 +168,9 @@ def store_metrics(ctx: JobContext, scope: ReadScope, metrics: Sequence[NodeMetri
                     "AND snapshot_version = %s", (scope.tenant, level, scope.version))
         cur.executemany(
             "INSERT INTO gds_node_metrics (tenant_id, clearance, snapshot_version, ceid, name, "
-            "label, pagerank, betweenness, in_degree, wcc, scc, scc_size, articulation) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
+            "label, pagerank, betweenness, in_degree, wcc, scc, scc_size, articulation, "
+            "betweenness_sources) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
     return len(rows)
 
 

@@ -150,6 +150,12 @@ def _ownership(facts: Facts) -> list[RiskFactor]:
     return []
 
 
+def _estimated(metric: NodeMetrics) -> str:
+    if metric.betweenness_sources is None:
+        return ""
+    return f" (estimated from {metric.betweenness_sources:,} sampled source nodes)"
+
+
 def _structure(facts: Facts, metric: NodeMetrics | None, top: Maxima) -> list[RiskFactor]:
     if metric is None:
         return []
@@ -158,7 +164,7 @@ def _structure(facts: Facts, metric: NodeMetrics | None, top: Maxima) -> list[Ri
         out.append(RiskFactor("betweenness", metric.betweenness,
                               BETWEENNESS_WEIGHT * metric.betweenness / top.betweenness,
                               f"betweenness {metric.betweenness:.1f} of a tenant highest "
-                              f"{top.betweenness:.1f}",
+                              f"{top.betweenness:.1f}" + _estimated(metric),
                               _hops([*facts["dependents"], *facts["depends_on"]])))
     if metric.articulation:
         out.append(RiskFactor("articulation_point", True, ARTICULATION_WEIGHT,

@@ -181,8 +181,10 @@ def test_pagerank_and_in_degree_per_service(ctx: JobContext, scope: ReadScope) -
 def test_betweenness_is_sampled_above_the_exact_limit_with_a_fixed_seed(
     ctx: JobContext, scope: ReadScope, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    exact = {m.ceid: m.betweenness for m in centrality.compute_metrics(ctx, scope)}
+    exact_metrics = centrality.compute_metrics(ctx, scope)
+    exact = {m.ceid: m.betweenness for m in exact_metrics}
     assert centrality.betweenness_sampling(len(exact)) == (None, None)
+    assert {m.betweenness_sources for m in exact_metrics} == {None}
     monkeypatch.setattr(centrality, "EXACT_BETWEENNESS_MAX_NODES", 3)
     monkeypatch.setattr(centrality, "BETWEENNESS_SOURCES", 4)
     said: list[tuple[str, dict[str, Any]]] = []
@@ -197,6 +199,24 @@ def test_betweenness_is_sampled_above_the_exact_limit_with_a_fixed_seed(
     assert first == second and set(first) == set(exact)  # same seed, same estimate
     assert all(v >= 0 for v in first.values())
     assert _our_graphs(ctx, scope.tenant) == []
+    # the estimate is recorded with the metrics and named in a ranking's betweenness note
+    sampled = centrality.run_centrality(ctx, scope)
+    assert {m.betweenness_sources for m in sampled} == {4}
+    with psycopg.connect(ctx.settings.postgres_dsn) as conn:
+        stored = conn.execute(
+            "SELECT DISTINCT betweenness_sources FROM gds_node_metrics WHERE tenant_id = %s "
+            "AND snapshot_version = %s", (scope.tenant, scope.version)).fetchall()
+    assert stored == [(4,)]
+    notes = [f.note for i in rank_risks(ctx, scope, limit=20) for f in i.factors
+             if f.factor == "betweenness"]
+    assert notes and all(n.endswith("(estimated from 4 sampled source nodes)") for n in notes)
+    monkeypatch.undo()
+    centrality.run_centrality(ctx, scope)  # exact again: the stored rows say so
+    with psycopg.connect(ctx.settings.postgres_dsn) as conn:
+        stored = conn.execute(
+            "SELECT DISTINCT betweenness_sources FROM gds_node_metrics WHERE tenant_id = %s "
+            "AND snapshot_version = %s", (scope.tenant, scope.version)).fetchall()
+    assert stored == [(None,)]
 
 
 def test_projection_is_as_of_the_snapshot_version(

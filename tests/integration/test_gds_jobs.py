@@ -27,6 +27,7 @@ from gds_jobs.pagerank import rank_nodes, service_ranks
 from gds_jobs.projection import GRAPH_PREFIX
 from gds_jobs.risks import RiskItem, rank_risks
 from gds_jobs.runtime import JobContext, job_context, job_scope
+from gds_jobs.summaries import fan_in
 from substrate.db import neo4j_driver
 from substrate.embeddings import TextEmbedder, make_embedder
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
@@ -328,6 +329,11 @@ def test_risks_read_in_chunks_rank_as_one_read_does(
     assert facts["entities"] > 2 and facts["most_dependents"] == 4  # orders-db's four
     top3 = [i.to_dict() for i in rank_risks(ctx, scope, limit=3)]
     assert top3 == whole[:3]
+    # the chunked run counts fan-in (gds/max_fan_in) as the facts' dependents give it
+    for ceid in sorted(m.ceid for m in centrality.compute_metrics(ctx, scope)):
+        facts = ctx.rows("gds/entity_facts", scope, ceids=[ceid])
+        counted = ctx.rows("gds/max_fan_in", scope, ceids=[ceid])[0]["most"]
+        assert counted == (fan_in(facts[0]) if facts else 0), ceid
 
 
 def test_cli_prints_the_job_result(

@@ -19,7 +19,7 @@ from substrate.retrieval import strategies_time  # noqa: F401 - registers the se
 from substrate.retrieval.evidence import direct_evidence
 from substrate.retrieval.impact import epic_impact, impact_hops
 from substrate.retrieval.intent import check_intent, intent_hops
-from substrate.retrieval.temporal import GraphFilter, Page, graph_diff, graph_state, parse_instant
+from substrate.retrieval.temporal import GraphFilter, Page, graph_diff, parse_instant
 
 STATE_KEYS = ("at", "snapshot_version")
 DIFF_KEYS = ("from", "to")
@@ -71,8 +71,7 @@ async def temporal(request: Request) -> JSONResponse:
     flt, page, svc = _filter(request), _page(request), service(request)
     if state:
         scope = await scope_from(request)
-        return policy_json(request, await graph_state(svc.settings, svc.reader, scope, flt, page,
-                                              svc.pool))
+        return policy_json(request, await svc.temporal_state(scope, flt, page))
     start, end = parse_instant("from", q["from"]), parse_instant("to", q["to"])
     scope = await scope_from(request, {"snapshot_version": None, "at": None})
     body = await graph_diff(svc.settings, svc.reader, scope, svc.services.ontology, start, end,

@@ -38,6 +38,7 @@ from substrate.retrieval.scope import (
 )
 from substrate.retrieval.search import Emit, _no_emit, search
 from substrate.retrieval.snapshot_clock import SnapshotClock
+from substrate.retrieval.temporal import GraphFilter, Page, graph_state
 from substrate.retrieval.tenants import KnownTenants
 from substrate.services import Services
 
@@ -200,6 +201,13 @@ class ReadService:
                                                                 q.validate())
         return {"service": service, "query": q.__dict__, "dependencies": rows,
                 "truncated": truncated}
+
+    @cached_read("temporal_state")
+    async def temporal_state(self, scope: ReadScope, flt: GraphFilter, page: Page
+                             ) -> dict[str, Any]:
+        """GET /temporal?at= (RSN-07): the graph state at the scope's snapshot. The scope is
+        pinned, so an entry is never stale (kept for the TTL, indexed under no id)."""
+        return await graph_state(self.settings, self.reader, scope, flt, page, self.pool)
 
     @cached_read("ownership")
     async def ownership(self, scope: ReadScope, service_id: str) -> dict[str, Any]:

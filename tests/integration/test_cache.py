@@ -273,6 +273,34 @@ def test_pinned_queries_are_cached_and_never_invalidated(
     assert _targets(latest) == {"service:lambda", "service:kappa-new"}
 
 
+def test_temporal_state_is_cached_per_snapshot_and_page(
+    client: httpx.Client, rds: redis.Redis, writer: GraphWriter, tenant: tuple[str, int]
+) -> None:
+    """GET /temporal?at= is always pinned: its entry is kept for the TTL, indexed under no
+    id, and a later write leaves it right; another page is another entry."""
+    name, setup_version = tenant
+    path = f"/temporal?snapshot_version={setup_version}&service=north&depth=1"
+    first = client.get(path).json()
+    assert first["cache"]["hit"] is False
+    hit = _cached(client, path)
+    assert hit["cache"]["key"] == first["cache"]["key"]
+    per_request = ("cache", "policy")  # the policy block names the request
+    assert {k: v for k, v in hit.items() if k not in per_request} == {
+        k: v for k, v in first.items() if k not in per_request}
+    assert not rds.sismember(index_key(name, "service:north"), hit["cache"]["key"])
+    page = client.get(path + "&limit=1").json()
+    assert page["cache"]["key"] != hit["cache"]["key"] and len(page["nodes"]) == 1
+
+    version = _add_callee(writer, name, "north", "north-new")
+    assert _poll(lambda: _applied(rds, name) >= version)
+    after = client.get(path).json()
+    assert after["cache"] == hit["cache"]
+    assert {n["ceid"] for n in after["nodes"]} == {"service:north", "service:south"}
+    now = client.get(f"/temporal?snapshot_version={version}&service=north&depth=1").json()
+    assert {n["ceid"] for n in now["nodes"]} == {"service:north", "service:south",
+                                                 "service:north-new"}
+
+
 def test_query_cache_with_redis_down_computes_uncached(
     stack: Settings, tenant: tuple[str, int]
 ) -> None:

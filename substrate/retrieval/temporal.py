@@ -69,9 +69,10 @@ class GraphFilter:
             raise BadRequest("depth must be between 0 and 3", {"depth": self.depth})
         return self
 
-    def context(self, count: bool) -> dict[str, Any]:
+    def context(self) -> dict[str, Any]:
+        """The Jinja context of ``temporal/direct_state``."""
         return {"label": self.label or "Entity", "service": self.service is not None,
-                "depth": self.depth, "types": list(self.types), "count": count}
+                "depth": self.depth, "types": list(self.types)}
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ async def props_at(settings: Settings, tenant: str, ceids: list[str], version: i
     return out
 
 
-def _start(page: Page) -> dict[str, Any]:
+def page_start(page: Page) -> dict[str, Any]:
     """Where the page starts, as ``temporal/direct_state`` parameters: the nodes after
     ``nodes_after`` (None: the page starts among the relationships), the relationships after
     ``rels_after``, ``offset`` rows skipped (nodes first, then relationships)."""
@@ -151,7 +152,7 @@ def _start(page: Page) -> dict[str, Any]:
     return {"nodes_after": None, "rels_after": pos["k"], "offset": 0}
 
 
-def _paged(found: dict[str, Any], limit: int) -> dict[str, Any]:
+def state_page(found: dict[str, Any], limit: int) -> dict[str, Any]:
     """The page (nodes first, then relationships) and the cursor after it, from up to
     ``limit + 1`` nodes and relationships read."""
     nodes: list[dict[str, Any]] = list(found["nodes"])
@@ -176,18 +177,18 @@ async def graph_state(settings: Settings, reader: GraphReader, scope: ReadScope,
     """Nodes and relationships valid at ``scope.version``, filtered and paged. One Neo4j
     round trip (``temporal/direct_state``: the service's resolution, both totals and the
     page) while PostgreSQL finds the snapshot row; then the nodes' properties as of then."""
-    start = _start(page)
+    start = page_start(page)
     ceid, name = direct.split_id(flt.service, "service") if flt.service else (None, None)
     snapshot = asyncio.ensure_future(snapshot_of(settings, scope.tenant, scope.version, pool))
     try:
         found = await reader.plain_rows(
-            "temporal/direct_state", scope, flt.context(False), ceid=ceid, name=name, **start,
+            "temporal/direct_state", scope, flt.context(), ceid=ceid, name=name, **start,
             limit=page.limit, page_cap=page.limit + 1,
             rels_cap=start["offset"] + page.limit + 1)
         if not found:
             raise direct.not_found(str(flt.service), "Service", scope)
         state = found[0]
-        rows = _paged(state, page.limit)
+        rows = state_page(state, page.limit)
         history = await props_at(settings, scope.tenant, [n["ceid"] for n in rows["nodes"]],
                                  scope.version, pool)
         snapshot_row = await snapshot

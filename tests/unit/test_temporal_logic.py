@@ -14,7 +14,14 @@ from substrate.retrieval.impact import path_nodes
 from substrate.retrieval.incidents import _span, describe, incident_time, window_length
 from substrate.retrieval.intent import pr_ceid
 from substrate.retrieval.rerank import cosine, cosines
-from substrate.retrieval.temporal import GraphFilter, Page, decode_cursor, encode_cursor
+from substrate.retrieval.temporal import (
+    GraphFilter,
+    Page,
+    decode_cursor,
+    encode_cursor,
+    page_start,
+    state_page,
+)
 from substrate.retrieval.timephrases import TimeScope
 
 ONTOLOGY = load_ontology()
@@ -202,6 +209,45 @@ def test_cursor_page_and_filter_validation() -> None:
         GraphFilter(types=("CALLS", "FOLLOWS")).validate(ONTOLOGY)
     with pytest.raises(BadRequest):
         GraphFilter(depth=4).validate(ONTOLOGY)
-    ctx = GraphFilter(service="x", types=("CALLS",)).validate(ONTOLOGY).context(True)
-    assert ctx == {"label": "Entity", "service": True, "depth": 1, "types": ["CALLS"],
-                   "count": True}
+    ctx = GraphFilter(service="x", types=("CALLS",)).validate(ONTOLOGY).context()
+    assert ctx == {"label": "Entity", "service": True, "depth": 1, "types": ["CALLS"]}
+
+
+def test_where_a_state_page_starts() -> None:
+    assert page_start(Page()) == {"nodes_after": "", "rels_after": "", "offset": 0}
+    assert page_start(Page(offset=7)) == {"nodes_after": "", "rels_after": "", "offset": 7}
+    assert page_start(Page(cursor=encode_cursor({"p": "n", "k": "service:b"}))) == {
+        "nodes_after": "service:b", "rels_after": "", "offset": 0}
+    assert page_start(Page(cursor=encode_cursor({"p": "r", "k": "e9"}))) == {
+        "nodes_after": None, "rels_after": "e9", "offset": 0}
+    for bad in (encode_cursor({"p": "x", "k": ""}), encode_cursor({"p": "n", "k": 3})):
+        with pytest.raises(BadRequest):
+            page_start(Page(cursor=bad))
+
+
+def _node(c: str) -> dict[str, Any]:
+    return {"ceid": c}
+
+
+def _rel(e: str) -> dict[str, Any]:
+    return {"eid": e}
+
+
+def test_a_state_page_and_its_cursor() -> None:
+    """Nodes first, then relationships; the cursor names the last item given."""
+    full = state_page({"nodes": [_node("a"), _node("b"), _node("c")], "rels": [],
+                   "rel_total": 5}, 2)
+    assert [n["ceid"] for n in full["nodes"]] == ["a", "b"] and full["relationships"] == []
+    assert decode_cursor(full["next_cursor"]) == {"p": "n", "k": "b"}
+    exact = state_page({"nodes": [_node("a"), _node("b")], "rels": [_rel("e1")],
+                    "rel_total": 1}, 2)
+    assert exact["relationships"] == []  # the page is full: the relationships come next
+    assert decode_cursor(exact["next_cursor"]) == {"p": "r", "k": ""}
+    last = state_page({"nodes": [_node("a"), _node("b")], "rels": [], "rel_total": 0}, 2)
+    assert last["next_cursor"] is None
+    mixed = state_page({"nodes": [_node("a")], "rels": [_rel("e1"), _rel("e2"), _rel("e3")],
+                    "rel_total": 3}, 3)
+    assert [r["eid"] for r in mixed["relationships"]] == ["e1", "e2"]
+    assert decode_cursor(mixed["next_cursor"]) == {"p": "r", "k": "e2"}
+    rest = state_page({"nodes": [], "rels": [_rel("e3")], "rel_total": 3}, 3)
+    assert [r["eid"] for r in rest["relationships"]] == ["e3"] and rest["next_cursor"] is None

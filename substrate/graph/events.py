@@ -122,13 +122,18 @@ def drain_outbox(settings: Settings, tenant: str | None = None) -> int:
     return len(events)
 
 
-def backlog(settings: Settings) -> tuple[int, float | None]:
-    """(unpublished snapshots, age in seconds of the oldest one)."""
-    with psycopg.connect(settings.postgres_dsn, connect_timeout=3) as conn:
-        row = conn.execute(
-            "SELECT count(*), extract(epoch FROM now() - min(committed_at))::float8 "
-            "FROM snapshots WHERE NOT published"
-        ).fetchone()
+BACKLOG_SQL = ("SELECT count(*), extract(epoch FROM now() - min(committed_at))::float8 "
+               "FROM snapshots WHERE NOT published")
+
+
+def backlog(settings: Settings, conn: psycopg.Connection[Any] | None = None,
+            ) -> tuple[int, float | None]:
+    """(unpublished snapshots, age in seconds of the oldest one). ``conn``: the caller's open
+    connection (the outbox publisher asks every second), else one for this call."""
+    if conn is None:
+        with psycopg.connect(settings.postgres_dsn, connect_timeout=3) as own:
+            return backlog(settings, own)
+    row = conn.execute(BACKLOG_SQL).fetchone()
     assert row is not None
     return int(row[0]), None if row[1] is None else float(row[1])
 

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from neo4j import Driver
 
 from substrate.cypher import CypherLibrary
@@ -52,6 +53,8 @@ class OutboxPublisher:
         self.settings, self.driver, self.cypher = settings, driver, cypher
         self.status = OutboxStatus()
         self._task: asyncio.Task[None] | None = None
+        # kept across rounds: a new connection every second cost a SCRAM handshake each
+        self._pg: psycopg.Connection[Any] | None = None
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="outbox")
@@ -61,6 +64,26 @@ class OutboxPublisher:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        self._close()
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        if self._pg is None or self._pg.closed:
+            self._pg = psycopg.connect(self.settings.postgres_dsn, connect_timeout=3,
+                                       autocommit=True)
+        return self._pg
+
+    def _close(self) -> None:
+        if self._pg is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._pg.close()
+            self._pg = None
+
+    def _backlog(self) -> tuple[int, float | None]:
+        try:
+            return events.backlog(self.settings, self._connection())
+        except psycopg.Error:
+            self._close()  # a broken connection: the next round opens another
+            raise
 
     async def _run(self) -> None:
         delay, rounds = INTERVAL, 0
@@ -78,11 +101,11 @@ class OutboxPublisher:
         """One round (blocking): reconcile, publish, refresh the status."""
         if with_reconcile:
             reconcile(self.settings.postgres_dsn, self.driver, self.cypher, wait=False)
-        self.status.backlog, self.status.oldest_age_s = events.backlog(self.settings)
+        self.status.backlog, self.status.oldest_age_s = self._backlog()
         sent = events.drain_outbox(self.settings) if self.status.backlog else 0
         self.status.published += sent
         if sent:
-            self.status.backlog, self.status.oldest_age_s = events.backlog(self.settings)
+            self.status.backlog, self.status.oldest_age_s = self._backlog()
         self.status.last_error = None
         self.status.last_round_at = time.time()
         return sent

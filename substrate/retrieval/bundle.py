@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from substrate import jsonwire
 
 
 class _Dictable(Protocol):
@@ -35,7 +36,7 @@ class _Dictable(Protocol):
 
 
 def _canonical(obj: _Dictable) -> str:
-    return json.dumps(obj.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return jsonwire.canonical(obj.to_dict()).decode()
 
 
 def _hop_key(h: Hop) -> tuple[int, str, str, str, str, str]:
@@ -197,9 +198,8 @@ class EvidenceBundle:
 
 
 def _canonical_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return jsonwire.canonical(data).decode()
 
 
 def _digest(data: dict[str, Any]) -> str:
-    return hashlib.sha256(_canonical_json(data).encode()).hexdigest()
+    return hashlib.sha256(jsonwire.canonical(data)).hexdigest()

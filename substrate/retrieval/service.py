@@ -10,6 +10,8 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from psycopg import AsyncConnection
+from psycopg.types.json import set_json_loads
 from psycopg_pool import AsyncConnectionPool
 from redis.exceptions import RedisError
 
@@ -17,6 +19,7 @@ from substrate.cache import ASKED_TTL_S, QueryCache, asked_key, cached_read, pla
 from substrate.db import PG_ACQUIRE_S, PG_DEADLINES, PG_READ_DEADLINE_S
 from substrate.errors import NotFound, Unavailable
 from substrate.graph import embedding_registry
+from substrate.jsonwire import exact_loads
 from substrate.retrieval import (  # noqa: F401 - strategies_* register search presets
     direct,
     strategies_facts,
@@ -43,6 +46,12 @@ from substrate.retrieval.tenants import KnownTenants
 from substrate.services import Services
 
 
+async def _configure(conn: AsyncConnection[Any]) -> None:
+    """A pooled connection reads ``json``/``jsonb`` through orjson where that gives
+    :func:`json.loads`'s value (``/temporal`` reads kilobytes of change-log properties)."""
+    set_json_loads(exact_loads, conn)
+
+
 class ReadService:
     def __init__(self, services: Services, cache: QueryCache | None = None) -> None:
         self.services = services
@@ -61,7 +70,8 @@ class ReadService:
         the snapshot versions in memory (a long-lived gateway), so that an unpinned read
         needs no PostgreSQL round trip (:mod:`substrate.retrieval.snapshot_clock`)."""
         self.pool = AsyncConnectionPool(self.settings.postgres_dsn, min_size=1, max_size=8,
-                                        open=False, timeout=PG_ACQUIRE_S, kwargs=PG_DEADLINES)
+                                        open=False, timeout=PG_ACQUIRE_S, kwargs=PG_DEADLINES,
+                                        configure=_configure)
         await self.pool.open()
         share_pool(self.settings.postgres_dsn, self.pool)  # the strategies' reads use it too
         if snapshot_clock:

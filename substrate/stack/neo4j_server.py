@@ -249,6 +249,11 @@ class Neo4jPart(Part):
             "server.bolt.enabled=true",
             f"server.bolt.listen_address=127.0.0.1:{bolt}",
             f"server.bolt.advertised_address=127.0.0.1:{bolt}",
+            # keep-alive NOOPs while results stream, but no connection.recv_timeout_seconds
+            # hint: with it, the async driver (the gateway's) wraps every socket read in a
+            # task and a timer (~75 us of CPU per query here); a gateway read is bounded by
+            # the request deadline instead (gateway/shedding.py)
+            "server.bolt.connection_keep_alive_for_requests=STREAMING",
             "server.http.enabled=true",
             f"server.http.listen_address=127.0.0.1:{http}",
             f"server.http.advertised_address=127.0.0.1:{http}",

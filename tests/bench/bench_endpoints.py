@@ -62,6 +62,7 @@ from substrate.db import neo4j_driver
 from substrate.retrieval.ask import api_key
 from substrate.retrieval.cypher_scope import scope_parameters
 from substrate.retrieval.scope import resolve_scope
+from substrate.retrieval.temporal import PROPS_AT_SQL, SNAPSHOT_AT_SQL
 from substrate.security import apikeys
 from substrate.security.authenticate import Authenticator, Credentials
 from substrate.settings import Settings
@@ -207,16 +208,26 @@ def driver_samples(settings: Settings, template: str, ctx: dict[str, Any],
     return samples, rows
 
 
+PgStep = Callable[[psycopg.Connection[Any], list[Any]], None]
+
+
 def side_by_side(settings: Settings, send: Callable[[], Reply], guard: CacheGuard,
-                 query: str, args: dict[str, Any]) -> tuple[dict[str, list[float]], int]:
+                 query: str, args: dict[str, Any], pg_step: PgStep | None = None,
+                 ) -> tuple[dict[str, list[float]], int]:
     """Gateway and driver samples taken alternately (one request, then the same template
     through the driver), so that a change in the machine's load affects all alike. Two
     driver figures: ``driver`` runs the template as ``execute_query`` does (a managed read
     transaction: BEGIN+RUN+PULL, then COMMIT), ``driver_autocommit`` as one auto-commit
-    query (RUN+PULL, one round trip), which is how the gateway's reads run it."""
+    query (RUN+PULL, one round trip), which is how the gateway's reads run it.
+
+    ``pg_step``: what the endpoint also reads from PostgreSQL, given the query's records, run
+    through psycopg on one kept connection right after the managed query; ``driver_pg``
+    holds its time (the same work through the raw drivers = ``driver`` + ``driver_pg``)."""
     driver = neo4j_driver(settings)
-    samples: dict[str, list[float]] = {"gateway": [], "driver": [], "driver_autocommit": []}
+    samples: dict[str, list[float]] = {"gateway": [], "driver": [], "driver_autocommit": [],
+                                       "driver_pg": []}
     rows = 0
+    conn = psycopg.connect(settings.postgres_dsn, autocommit=True) if pg_step else None
     try:
         for i in range(WARMUP + REPEATS):
             t = time.perf_counter()
@@ -229,6 +240,10 @@ def side_by_side(settings: Settings, send: Callable[[], Reply], guard: CacheGuar
             records, _, _ = driver.execute_query(query, args, routing_="r")
             managed = (time.perf_counter() - t) * 1000
             t = time.perf_counter()
+            if conn is not None and pg_step is not None:
+                pg_step(conn, records)
+            pg = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
             with driver.session(default_access_mode="READ") as session:
                 auto = list(session.run(query, args))
             autocommit = (time.perf_counter() - t) * 1000
@@ -238,9 +253,24 @@ def side_by_side(settings: Settings, send: Callable[[], Reply], guard: CacheGuar
                 samples["gateway"].append(elapsed)
                 samples["driver"].append(managed)
                 samples["driver_autocommit"].append(autocommit)
+                if conn is not None:
+                    samples["driver_pg"].append(pg)
     finally:
         driver.close()
+        if conn is not None:
+            conn.close()
     return samples, rows
+
+
+def temporal_pg(tenant: str, version: int) -> PgStep:
+    """``/temporal?snapshot_version=``'s PostgreSQL reads: the snapshot's row, and the page's
+    nodes' properties as of then from the change log (the queries the endpoint runs)."""
+    def step(conn: psycopg.Connection[Any], records: list[Any]) -> None:
+        ceids = [n["ceid"] for n in records[0]["nodes"]][:100] if records else []
+        conn.execute(SNAPSHOT_AT_SQL, (tenant, version)).fetchone()
+        if ceids:
+            conn.execute(PROPS_AT_SQL, (tenant, ceids, version)).fetchall()
+    return step
 
 
 def _jwt_settings(settings: Settings, folder: Path) -> tuple[Settings, str]:
@@ -299,7 +329,7 @@ def direct_figures(endpoint: str, uc: str, target: float, template: str,
                    samples: dict[str, list[float]], rows: int) -> dict[str, Any]:
     http, drv = percentiles(samples["gateway"]), percentiles(samples["driver"])
     auto = percentiles(samples["driver_autocommit"])
-    return {
+    out = {
         "endpoint": endpoint, "use_case": uc, "gateway": http,
         "driver_same_cypher": {**drv, "template": template, "rows": rows},
         "driver_same_cypher_autocommit": auto,
@@ -308,6 +338,12 @@ def direct_figures(endpoint: str, uc: str, target: float, template: str,
         "gateway_overhead_ratio_p50_vs_autocommit": round(http["p50_ms"] / auto["p50_ms"], 2),
         "target_ms": target, "target": verdict(http["p95_ms"], target),
     }
+    if samples["driver_pg"]:  # the endpoint also reads PostgreSQL: the same work
+        work = percentiles([a + b for a, b in zip(samples["driver"], samples["driver_pg"],
+                                                  strict=True)])
+        out["driver_same_work"] = {**work, "postgres": percentiles(samples["driver_pg"])}
+        out["gateway_overhead_ratio_p50_same_work"] = round(http["p50_ms"] / work["p50_ms"], 2)
+    return out
 
 
 def verdict(p95_ms: float, target_ms: float) -> str:
@@ -330,9 +366,11 @@ def run() -> dict[str, Any]:
         for path, template, ctx, params, uc, target in DIRECT:
             query = CypherLibrary.load().text(template, **ctx)
             target_path = path.format(version=scope.version)
+            pg_step = temporal_pg(TENANT, scope.version) if path.startswith("/temporal") \
+                else None
             samples, rows = side_by_side(
                 settings, lambda p=target_path: lean.get(p), guard, query,  # type: ignore[misc]
-                {**scope.params(), **params})
+                {**scope.params(), **params}, pg_step)
             direct.append(direct_figures(target_path, uc, target, template, samples, rows))
         cypher_body = {"query": CYPHER_QUERY, "params": CYPHER_PARAMS}
         rewritten = lean.post("/cypher", cypher_body).json()["rewritten_query"]
@@ -385,6 +423,11 @@ def main(argv: list[str] | None = None) -> None:
               f"x{d['gateway_overhead_ratio_p95']}); auto-commit driver p50 {auto['p50_ms']} ms"
               f" x{d['gateway_overhead_ratio_p50_vs_autocommit']}  ({d['use_case']} < "
               f"{d['target_ms']:.0f} ms: {d['target']})")
+        if "driver_same_work" in d:
+            work = d["driver_same_work"]
+            print(f"{'':<24} with its PostgreSQL reads through psycopg: driver p50 "
+                  f"{work['p50_ms']} ms (PostgreSQL {work['postgres']['p50_ms']} ms)  overhead "
+                  f"x{d['gateway_overhead_ratio_p50_same_work']}")
     for s in figures["search"]:
         print(f"/search {s['use_case']} p50 {s['latency']['p50_ms']:>7} ms  p95 "
               f"{s['latency']['p95_ms']:>7} ms  (< {s['target_ms']:.0f} ms: {s['target']}) "

@@ -31,6 +31,15 @@ def test_apoc_and_gds_versions_answer(driver: Driver) -> None:
     assert row["gds"].startswith("2.13.")
 
 
+def test_bolt_keep_alive_only_while_streaming(driver: Driver) -> None:
+    """No ``connection.recv_timeout_seconds`` hint (sent only for ALL), which would make the
+    gateway's async driver wrap every socket read in a task and a timer."""
+    records, _, _ = driver.execute_query(
+        "SHOW SETTINGS YIELD name, value "
+        "WHERE name = 'server.bolt.connection_keep_alive_for_requests' RETURN value")
+    assert [r["value"] for r in records] == ["STREAMING"]
+
+
 @pytest.fixture
 def gds(stack: Settings) -> Iterator[GraphDataScience]:
     client = GraphDataScience(stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password))

@@ -55,3 +55,28 @@ def test_non_finite_numbers_are_null_not_invalid_json() -> None:
 def test_a_body_that_is_not_json_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         jsonwire.loads(b"{not json")
+
+
+# --- reading: PostgreSQL's json/jsonb through orjson, with json.loads's values -------------
+READ_SAMPLES: list[bytes] = [
+    b'{"props": {"name": "checkout", "tier": 1, "w": 0.25, "owner": null, "on": true}}',
+    b'{"id": 123456789012345678901234567890, "n": -9223372036854775808}',  # beyond 64 bits
+    b'[18446744073709551616, 9223372036854775807]',
+    b'{"big": 1.5e400, "small": -2e-400}',  # beyond a double: json reads inf and -0.0
+    b'{"text": "Kass\xc3\xa9 \\u2713 1234567890123456789012 in a string"}',
+    b'"just a string"',
+]
+
+
+@pytest.mark.parametrize("raw", READ_SAMPLES)
+def test_exact_loads_gives_the_standard_library_value(raw: bytes) -> None:
+    expected = json.loads(raw)
+    for given in (raw, memoryview(raw), raw.decode()):
+        got = jsonwire.exact_loads(given)
+        assert got == expected
+        assert json.dumps(got) == json.dumps(expected)  # ints stay ints, floats floats
+
+
+def test_exact_loads_refuses_what_is_not_json() -> None:
+    with pytest.raises(ValueError):
+        jsonwire.exact_loads(b'{"a": ')

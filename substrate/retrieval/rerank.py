@@ -39,6 +39,7 @@ import functools
 import logging
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -154,6 +155,7 @@ def tiebreak_order(prior: Sequence[float], relevance: Sequence[float],
 
 
 INLINE_MAX_DOCUMENTS = 64  # ranked on the event loop when their embeddings are remembered
+RELEVANCE_MEMO = 1_024  # (query, documents) whose relevance a LocalReranker remembers
 
 
 class LocalReranker:
@@ -167,10 +169,29 @@ class LocalReranker:
         self._remembered = remembered
         self.semantic_weight = semantic_weight
         self.mode = mode
+        # the same question over the same texts (GET /memory of a service, a repeated search)
+        # scores the same with this embedder: remembered, it costs a lookup, not ~0.15 ms of
+        # embedding-memo reads, BM25 and cosines on the request path (oldest dropped first;
+        # two threads may score one key at once, with the same result)
+        self._scores: dict[tuple[str, tuple[str, ...]], tuple[float, ...]] = {}
+        self._scores_lock = threading.Lock()
 
     def relevance(self, query: str, documents: Sequence[str]) -> list[float]:
-        vectors = self._embed([query, *documents])
-        return blend_scores(query, documents, vectors[0], vectors[1:], self.semantic_weight)
+        key = (query, tuple(documents))
+        scores = self._scores.get(key)
+        if scores is None:
+            vectors = self._embed([query, *documents])
+            scores = tuple(blend_scores(query, documents, vectors[0], vectors[1:],
+                                        self.semantic_weight))
+            with self._scores_lock:
+                if len(self._scores) >= RELEVANCE_MEMO:
+                    del self._scores[next(iter(self._scores))]
+                self._scores[key] = scores
+        return list(scores)
+
+    def scored(self, query: str, documents: Sequence[str]) -> bool:
+        """Whether the relevance of ``documents`` to ``query`` is remembered."""
+        return (query, tuple(documents)) in self._scores
 
     def rank(self, query: str, documents: Sequence[str], top_k: int | None = None,
              prior: Sequence[float] | None = None) -> tuple[RerankResult, ...]:
@@ -188,8 +209,9 @@ class LocalReranker:
                      prior: Sequence[float] | None = None) -> RerankOutcome:
         """Off the event loop: embedding is CPU work (a few documents whose embeddings are all
         remembered are ranked in place: a thread hop would cost more than the arithmetic)."""
-        if (self._remembered is not None and len(documents) <= INLINE_MAX_DOCUMENTS
-                and self._remembered([query, *documents])):
+        if len(documents) <= INLINE_MAX_DOCUMENTS and (
+                self.scored(query, documents)
+                or (self._remembered is not None and self._remembered([query, *documents]))):
             return RerankOutcome(self.rank(query, documents, top_k, prior), "local")
         results = await asyncio.to_thread(self.rank, query, documents, top_k, prior)
         return RerankOutcome(results, "local")

@@ -278,3 +278,29 @@ def test_blend_mode_and_no_prior_rank_by_relevance() -> None:
     assert LocalReranker(bag_of_words).rank("payment card", DOCS)[0].index == 1
     with pytest.raises(ValueError, match="one score per document"):
         LocalReranker(bag_of_words).rank("q", DOCS, prior=[1.0])
+
+
+def test_relevance_of_the_same_question_and_texts_is_remembered() -> None:
+    calls: list[int] = []
+
+    def counting(texts: Sequence[str]) -> list[list[float]]:
+        calls.append(len(texts))
+        return bag_of_words(texts)
+
+    local = LocalReranker(counting)
+    first = local.relevance("payment card", DOCS)
+    assert local.relevance("payment card", list(DOCS)) == first and calls == [len(DOCS) + 1]
+    assert first == LocalReranker(bag_of_words).relevance("payment card", DOCS)
+    local.relevance("payment", DOCS)  # another question: scored afresh
+    local.relevance("payment card", DOCS[:2])  # other texts: scored afresh
+    assert calls == [len(DOCS) + 1, len(DOCS) + 1, 3]
+
+
+def test_relevance_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from substrate.retrieval import rerank
+
+    monkeypatch.setattr(rerank, "RELEVANCE_MEMO", 2)
+    local = LocalReranker(bag_of_words)
+    for q in ("a", "b", "c"):
+        local.relevance(q, DOCS)
+    assert not local.scored("a", DOCS) and local.scored("b", DOCS) and local.scored("c", DOCS)

@@ -10,7 +10,10 @@
   request (side by side, so load swings hit both alike) — and the gateway's overhead as the
   ratio of the two p50s (the gateway also authenticates, rate-limits, scopes the read from
   its in-process snapshot clock, looks the answer up in the cache and stores it, and builds
-  the evidence bundle and confidence block; /memory also ranks the items);
+  the evidence bundle and confidence block; /memory also ranks the items); ``/temporal``
+  also reads PostgreSQL (the snapshot row, the page's properties as of then), so its driver
+  side also runs those queries through psycopg and ``gateway_overhead_ratio_p50_same_work``
+  compares the gateway with both;
 * each figure next to the spec's latency target (reasoning-search-service.txt);
 * the latency authentication adds per request (``auth``): ``Authenticator.authenticate`` on
   an API key remembered in-process (the hot path), on a key verified against PostgreSQL (a

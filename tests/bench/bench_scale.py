@@ -296,7 +296,9 @@ def run_size(settings: Settings, driver: Driver, size: str, keep: bool,
     print(f"=== size {size}: {len(org.edges()):,} edges, tenant {tenant}", flush=True)
     embed = size != "L" or os.environ.get("BENCH_SCALE_EMBED_L") == "1"
     result: dict[str, Any] = {"size": size, "target_edges": org.target_edges,
-                              "tenant": tenant, "landmarks": org.landmarks}
+                              "tenant": tenant, "landmarks": org.landmarks,
+                              "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                              "commit": head_commit()}
     try:
         if reuse:
             result["load"] = {**json.loads(saved.read_text()), "reused": True}
@@ -320,20 +322,34 @@ def run_size(settings: Settings, driver: Driver, size: str, keep: bool,
     return result
 
 
+def head_commit() -> str | None:
+    """The checkout's commit (short), or None outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True, cwd=Path(__file__).resolve().parent)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip() or None
+
+
 # --- report -------------------------------------------------------------------------------------
 def report(figures: dict[str, Any], out_dir: Path) -> Path:
     sizes = figures["sizes"]
     lines = ["# Scale benchmark", "",
-             f"Measured {figures['measured_at']} on {os.cpu_count()} CPUs (load average "
+             f"Written {figures['measured_at']} on {os.cpu_count()} CPUs (load average "
              f"{figures['load_average_1m']}); seed {SEED}; {REPEATS} timed requests after "
-             f"{WARMUP} warm-up. Targets are for M, uncached p95.", "",
+             f"{WARMUP} warm-up. Targets are for M, uncached p95. A size this run did not "
+             "measure keeps its figures from an earlier run: the first table says when and "
+             "at which commit each size was measured.", "",
              "## Load through the write path", "",
-             "| size | edges | nodes | snapshots | seconds | edges/s | near 100k / 1M / 2M | "
-             "embedding | risks job |", "|---|---|---|---|---|---|---|---|---|"]
+             "| size | measured (commit) | edges | nodes | snapshots | seconds | edges/s | "
+             "near 100k / 1M / 2M | embedding | risks job |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in sizes:
         ld = s.get("load", {})
         emb = ld.get("embedding", {})
-        lines.append(f"| {s['size']} | {ld.get('edges', 0):,} | {ld.get('nodes', 0):,} | "
+        when = f"{s.get('measured_at', 'not recorded')} ({s.get('commit') or '?'})"
+        lines.append(f"| {s['size']} | {when} | {ld.get('edges', 0):,} | {ld.get('nodes', 0):,} | "
                      f"{ld.get('snapshots')} | {ld.get('seconds')} | {ld.get('edges_per_s')} | "
                      f"{ld.get('edges_per_s_near')} | {emb.get('vectors', '-')} in "
                      f"{emb.get('seconds', '-')} s | {ld.get('risks_job', {}).get('seconds')} s |")

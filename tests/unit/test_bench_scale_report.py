@@ -36,3 +36,11 @@ def test_report_with_different_use_case_sets_per_size(tmp_path: Path) -> None:
     assert "error: boom" in text
     assert (tmp_path / "scale-search.png").is_file()
     assert not (tmp_path / "scale-direct.png").exists()
+
+
+def test_report_says_when_and_at_which_commit_each_size_was_measured(tmp_path: Path) -> None:
+    figures = _figures()
+    figures["sizes"][1] |= {"measured_at": "2026-11-24T02:17:00+00:00", "commit": "938ca94"}
+    text = report(figures, tmp_path).read_text()
+    assert "| S | not recorded (?) | 10,000 |" in text  # kept from a run that did not say
+    assert "| M | 2026-11-24T02:17:00+00:00 (938ca94) | 200,000 |" in text

@@ -14,6 +14,8 @@
   also reads PostgreSQL (the snapshot row, the page's properties as of then), so its driver
   side also runs those queries through psycopg and ``gateway_overhead_ratio_p50_same_work``
   compares the gateway with both;
+* with ``BENCH_ENDPOINTS_GAP_S=S``, a pause of S seconds before each of those timed calls,
+  so that each starts from an idle machine (sporadic traffic), instead of back to back;
 * each figure next to the spec's latency target (reasoning-search-service.txt);
 * the latency authentication adds per request (``auth``): ``Authenticator.authenticate`` on
   an API key remembered in-process (the hot path), on a key verified against PostgreSQL (a
@@ -77,6 +79,9 @@ REPEATS = int(os.environ.get("BENCH_ENDPOINTS_REPEATS", "30"))
 # BENCH_ENDPOINTS_ONLY=direct: the direct endpoints beside the driver only (no /search, no auth)
 ONLY = os.environ.get("BENCH_ENDPOINTS_ONLY", "")
 WARMUP = 3
+# BENCH_ENDPOINTS_GAP_S=0.5: a pause before each timed call of the side-by-side samples, so
+# that each starts from an idle machine (sporadic traffic; 0: back to back)
+GAP_S = float(os.environ.get("BENCH_ENDPOINTS_GAP_S", "0"))
 AUTH_REPEATS = 300
 ENTRY_PREFIX = tenant_prefix(TENANT) + "e:"  # substrate.cache.cache_key's entries, nothing else
 STORE_WAIT_S = 0.5  # how long a deferred store may take to land (then it was not stored)
@@ -233,12 +238,14 @@ def side_by_side(settings: Settings, send: Callable[[], Reply], guard: CacheGuar
     conn = psycopg.connect(settings.postgres_dsn, autocommit=True) if pg_step else None
     try:
         for i in range(WARMUP + REPEATS):
+            time.sleep(GAP_S)
             t = time.perf_counter()
             response = send()
             elapsed = (time.perf_counter() - t) * 1000
             if response.status_code != 200:
                 raise RuntimeError(f"{response.url}: {response.status_code}")
             guard.after(response.json(), timed=i >= WARMUP)
+            time.sleep(GAP_S)
             t = time.perf_counter()
             records, _, _ = driver.execute_query(query, args, routing_="r")
             managed = (time.perf_counter() - t) * 1000
@@ -246,6 +253,7 @@ def side_by_side(settings: Settings, send: Callable[[], Reply], guard: CacheGuar
             if conn is not None and pg_step is not None:
                 pg_step(conn, records)
             pg = (time.perf_counter() - t) * 1000
+            time.sleep(GAP_S)
             t = time.perf_counter()
             with driver.session(default_access_mode="READ") as session:
                 auto = list(session.run(query, args))
@@ -402,7 +410,7 @@ def run() -> dict[str, Any]:
     return {
         "benchmark": "gateway_latency", "tenant": TENANT, "repeats": REPEATS,
         "direct_client": "http.client, one keep-alive connection (tests/bench/lean_http.py)",
-        "warmup": WARMUP, "direct": direct, "search": search,
+        "warmup": WARMUP, "gap_s": GAP_S, "direct": direct, "search": search,
         "auth": auth_latency(settings) if ONLY != "direct" else {},
         "cache": {"timed_hits": guard.hits, "timed_statuses": guard.statuses,
                   "bypass": "entry named in each response deleted after it"},

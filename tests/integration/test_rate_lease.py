@@ -60,3 +60,33 @@ def test_a_refusal_names_when_to_retry(stack: Settings) -> None:
 
     waits = asyncio.run(scenario())
     assert waits[:3] == [0.0, 0.0, 0.0] and 0 < waits[3] <= 1.0, waits
+
+
+def test_a_lease_outlasts_a_pause_of_a_second(stack: Settings) -> None:
+    """A caller who asks now and then spends its lease across the pauses (the requests were
+    charged when it was granted): no Redis round trip per request."""
+    caller = f"test-lease-{uuid.uuid4().hex[:8]}"
+
+    async def scenario() -> tuple[list[bool], int]:
+        client = redis_client(stack, timeout=2.0)
+        calls = 0
+        try:
+            limiter = RateLimiter(client, per_minute=600, burst=100, lease=5)
+            script = limiter.script
+
+            async def counted(keys: list[str], args: list[int]) -> Any:
+                nonlocal calls
+                calls += 1
+                return await script(keys=keys, args=args)
+
+            limiter.script = counted  # type: ignore[assignment]
+            allowed = []
+            for _ in range(3):
+                allowed.append((await limiter.check(caller)).allowed)
+                await asyncio.sleep(1.1)
+            return allowed, calls
+        finally:
+            await client.aclose()
+
+    allowed, calls = asyncio.run(scenario())
+    assert allowed == [True, True, True] and calls == 1

@@ -17,28 +17,35 @@ from substrate.settings import Settings
 pytestmark = pytest.mark.integration
 
 
+class Counted:
+    """Counts the limiter scripts' Redis calls (one per lease taken)."""
+
+    def __init__(self, *limiters: RateLimiter) -> None:
+        self.calls = 0
+        script = limiters[0].script
+
+        async def counted(keys: list[str], args: list[int]) -> Any:
+            self.calls += 1
+            return await script(keys=keys, args=args)
+
+        for limiter in limiters:
+            limiter.script = counted  # type: ignore[assignment]
+
+
 def test_leases_keep_the_shared_limit_across_replicas(stack: Settings) -> None:
     caller = f"test-lease-{uuid.uuid4().hex[:8]}"
 
     async def scenario() -> tuple[list[bool], int]:
         client = redis_client(stack, timeout=2.0)
-        calls = 0
         try:
             a = RateLimiter(client, per_minute=6, burst=10, lease=4)
             b = RateLimiter(client, per_minute=6, burst=10, lease=4)
-            script = a.script
-
-            async def counted(keys: list[str], args: list[int]) -> Any:
-                nonlocal calls
-                calls += 1
-                return await script(keys=keys, args=args)
-
-            a.script = b.script = counted  # type: ignore[assignment]
+            counter = Counted(a, b)
             allowed = []
             for i in range(14):  # alternate replicas: 10 fit the burst, then refusals
                 decision = await (a if i % 2 == 0 else b).check(caller)
                 allowed.append(decision.allowed)
-            return allowed, calls
+            return allowed, counter.calls
         finally:
             await client.aclose()
 
@@ -69,22 +76,14 @@ def test_a_lease_outlasts_a_pause_of_a_second(stack: Settings) -> None:
 
     async def scenario() -> tuple[list[bool], int]:
         client = redis_client(stack, timeout=2.0)
-        calls = 0
         try:
             limiter = RateLimiter(client, per_minute=600, burst=100, lease=5)
-            script = limiter.script
-
-            async def counted(keys: list[str], args: list[int]) -> Any:
-                nonlocal calls
-                calls += 1
-                return await script(keys=keys, args=args)
-
-            limiter.script = counted  # type: ignore[assignment]
+            counter = Counted(limiter)
             allowed = []
             for _ in range(3):
                 allowed.append((await limiter.check(caller)).allowed)
                 await asyncio.sleep(1.1)
-            return allowed, calls
+            return allowed, counter.calls
         finally:
             await client.aclose()
 

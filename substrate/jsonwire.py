@@ -64,14 +64,14 @@ _NUMBER_SHAPE = bytes(0x30 if 0x30 <= i <= 0x39 else i if i in b".e-" else 0x20
 def canonical(data: Any) -> bytes:
     """``json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
     allow_nan=False)`` as UTF-8 bytes, byte for byte, through orjson where that is the same
-    text (evidence-bundle hashes, cache keys). NaN and ±Infinity are written as ``null``
-    (orjson's rule) where json would refuse them; what orjson refuses (a key that is not a
-    string, an integer beyond 64 bits) goes through json, which may refuse it too."""
+    text (the evidence bundle's hash and sort keys). NaN and ±Infinity are written as
+    ``null`` (orjson's rule) where json would refuse them; what orjson refuses (a key that is
+    not a string, an integer beyond 64 bits) goes through json, which may refuse it too."""
     try:
         out = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:
-        out = None
-    if out is not None:
+        pass
+    else:
         shape = out.translate(_NUMBER_SHAPE)
         if b"0.0000" not in shape and b"0e-0" not in shape:
             return out

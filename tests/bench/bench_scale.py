@@ -41,6 +41,7 @@ import httpx
 from neo4j import Driver
 
 from substrate.cache import tenant_prefix
+from substrate.connectors.gitcmd import GitError, resolve_commit
 from substrate.cypher import CypherLibrary
 from substrate.db import neo4j_driver
 from substrate.graph.writer import GraphWriter
@@ -325,11 +326,9 @@ def run_size(settings: Settings, driver: Driver, size: str, keep: bool,
 def head_commit() -> str | None:
     """The checkout's commit (short), or None outside a git checkout."""
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, check=True, cwd=Path(__file__).resolve().parent)
-    except (OSError, subprocess.CalledProcessError):
+        return resolve_commit(Path(__file__).resolve().parent, "HEAD")[:7]
+    except (OSError, GitError):
         return None
-    return out.stdout.strip() or None
 
 
 # --- report -------------------------------------------------------------------------------------

@@ -18,6 +18,17 @@ def _writer(settings: Settings) -> Any:
     return GraphWriter(settings, neo4j_driver(settings), make_embedder(settings))
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (argparse exits 2 with one line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     from substrate.observability.metrics import write_batch_metrics
     from substrate.observability.progress import Bar
@@ -27,9 +38,10 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     try:
         with Bar(f"ingest {Path(args.path).name}", unit) as bar:
             if args.kind == "jsonl":
-                from substrate.connectors.jsonl_ingest import ingest_jsonl
+                from substrate.connectors.jsonl_ingest import BATCH_RECORDS, ingest_jsonl
 
-                results = ingest_jsonl(writer, Path(args.path), batch_size=args.batch_size,
+                results = ingest_jsonl(writer, Path(args.path),
+                                       batch_size=args.batch_size or BATCH_RECORDS,
                                        resume=not args.restart, progress=bar)
             else:
                 from substrate.connectors.git_ingest import ingest_git
@@ -153,8 +165,10 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--history", action="store_true", help="git: replay first-parent history")
     p.add_argument("--since", help="git: first commit date (ISO)")
     p.add_argument("--until", help="git: last commit date (ISO)")
-    p.add_argument("--every", type=int, default=1, help="git: every Nth commit")
-    p.add_argument("--batch-size", type=int, default=5000, help="jsonl: records per snapshot")
+    p.add_argument("--every", type=positive_int, default=1, help="git: every Nth commit")
+    p.add_argument("--batch-size", type=positive_int, default=None,
+                   help="jsonl: records per snapshot, 20000 by default (a batch too large "
+                   "for one Neo4j transaction is committed in parts)")
     p.add_argument("--restart", action="store_true", help="jsonl: ignore the resume position")
     p.set_defaults(handler=cmd_ingest)
     p = sub.add_parser("queue", help="the verification queue: list | approve ID | reject ID")

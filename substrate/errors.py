@@ -62,6 +62,14 @@ class ValidationFailed(SubstrateError):
     code = "validation_failed"
 
 
+class BatchTooLarge(SubstrateError):
+    """A write batch would not fit one Neo4j transaction (``db.memory.transaction.max``);
+    nothing was written. ``detail``: the estimate and the budget, in bytes."""
+
+    status = 413
+    code = "batch_too_large"
+
+
 class StackError(SubstrateError):
     """A part of the local stack could not be installed, started or checked."""
 

@@ -7,16 +7,18 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import psycopg
 
 from substrate.connectors.jsonl_format import parse_record
-from substrate.errors import ValidationFailed
+from substrate.errors import BatchTooLarge, ValidationFailed
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
-from substrate.graph.writer import CommitResult, GraphWriter
+from substrate.graph.writer import CommitResult, GraphWriter, WriteSession
 from substrate.observability.metrics import observe_ingest
 from substrate.observability.progress import Bar, advance, set_total
 
@@ -24,7 +26,58 @@ Progress = Callable[[str], None]
 # a file's batches are committed in sessions of the writers' lock (pipelined: a snapshot is
 # recorded while the next batch is diffed) of at most about this long
 LOCK_HOLD_S = 10.0
+# records per snapshot by default: 20k commit ~7 % faster than 5k (fewer snapshots' fixed
+# costs); a batch whose transaction would not fit NEO4J_TX_MEMORY is committed in parts
+BATCH_RECORDS = 20_000
 T = TypeVar("T")
+
+
+@dataclass
+class _Part:
+    """Records of a batch committed as one snapshot, with their line numbers."""
+
+    batch: GraphBatch
+    node_lines: list[int]
+    edge_lines: list[int]
+
+    def halves(self) -> tuple[_Part, _Part] | None:
+        """Two parts that commit what this one does: its nodes, then its edges (every edge's
+        ends are then in the graph before it); one kind only: its first and second half.
+        None for a single record."""
+        b = self.batch
+        if b.nodes and b.edges:
+            return (_Part(GraphBatch(b.nodes, [], b.pending), self.node_lines, []),
+                    _Part(GraphBatch([], b.edges), [], self.edge_lines))
+        if len(b.nodes) > 1:
+            h, lines = len(b.nodes) // 2, self.node_lines
+            return (_Part(GraphBatch(b.nodes[:h], [], b.pending), lines[:h], []),
+                    _Part(GraphBatch(b.nodes[h:], []), lines[h:], []))
+        if len(b.edges) > 1:
+            h, lines = len(b.edges) // 2, self.edge_lines
+            return (_Part(GraphBatch([], b.edges[:h], b.pending), [], lines[:h]),
+                    _Part(GraphBatch([], b.edges[h:]), [], lines[h:]))
+        return None
+
+
+def _commit_fitting(commit: Callable[[GraphBatch], CommitResult], part: _Part
+                    ) -> list[tuple[CommitResult, str]]:
+    """Commit ``part``; when it would not fit one Neo4j transaction, in smaller parts (each
+    its own snapshot). Returns (result, note) per snapshot; a note says why it was split."""
+    try:
+        return [(commit(part.batch), "")]
+    except ValidationFailed as exc:
+        _with_line_numbers(exc, part.node_lines, part.edge_lines)
+        raise
+    except BatchTooLarge:
+        halves = part.halves()
+        if halves is None:
+            raise
+        first, second = halves
+        lines = sorted(part.node_lines + part.edge_lines)
+        note = (f" (lines {lines[0]}-{lines[-1]} committed in parts: too large for one Neo4j "
+                "transaction)")
+        done = _commit_fitting(commit, first) + _commit_fitting(commit, second)
+        return [(r, note) for r, _ in done]  # the outermost split names the whole batch
 
 
 def _progress_key(path: Path) -> str:
@@ -101,6 +154,11 @@ def _prefetched(items: Iterator[T]) -> Iterator[T]:
             yield cast(T, item)
 
 
+def _commit_one(session: WriteSession, batch: GraphBatch, *, source: str, tenant: str,
+                valid_at: datetime | None) -> CommitResult:
+    return session.commit(batch, source=source, tenant=tenant, valid_at=valid_at)
+
+
 def _with_line_numbers(exc: ValidationFailed, nodes: list[int], edges: list[int]) -> None:
     details: list[dict[str, Any]] = exc.detail or []
     for problem in details:
@@ -117,7 +175,7 @@ def _with_line_numbers(exc: ValidationFailed, nodes: list[int], edges: list[int]
 
 def ingest_jsonl(
     writer: GraphWriter, path: Path, *, source: str | None = None, tenant: str | None = None,
-    batch_size: int = 5000, resume: bool = True, progress: Progress = print,
+    batch_size: int = BATCH_RECORDS, resume: bool = True, progress: Progress = print,
     valid_at: datetime | None = None,
 ) -> list[CommitResult]:
     tenant = tenant or writer.settings.tenant
@@ -141,18 +199,18 @@ def ingest_jsonl(
                 held.close()  # other writers get their turn between sessions
                 session = held.enter_context(writer.session(pipelined=True))
                 since = time.monotonic()
-            try:
-                result = session.commit(batch, source=source, tenant=tenant,
-                                        valid_at=valid_at)
-            except ValidationFailed as exc:
-                _with_line_numbers(exc, node_lines, edge_lines)
-                raise
-            observe_ingest(source, result.counts, time.monotonic() - committing,
-                           result.snapshot_version is not None)
+            committed = _commit_fitting(
+                partial(_commit_one, session, source=source, tenant=tenant, valid_at=valid_at),
+                _Part(batch, node_lines, edge_lines))
+            seconds = time.monotonic() - committing
+            for result, _ in committed:
+                observe_ingest(source, result.counts, seconds / len(committed),
+                               result.snapshot_version is not None)
             advance(progress, last - done)
             done = last
             _save_position(dsn, tenant, key, last)
-            results.append(result)
-            progress(f"[jsonl] {path.name}: through line {last}, "
-                     f"snapshot {result.snapshot_version or 'unchanged'}")
+            for result, note in committed:
+                results.append(result)
+                progress(f"[jsonl] {path.name}: through line {last}, "
+                         f"snapshot {result.snapshot_version or 'unchanged'}{note}")
     return results

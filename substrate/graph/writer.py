@@ -23,9 +23,9 @@ import psycopg
 from neo4j import Driver, ManagedTransaction
 
 from substrate.cypher import CypherLibrary
-from substrate.errors import Unavailable, ValidationFailed
+from substrate.errors import BatchTooLarge, Unavailable, ValidationFailed
 from substrate.graph import diff as d
-from substrate.graph import embedding_registry, events, faults, intents, snapshots
+from substrate.graph import embedding_registry, events, faults, intents, snapshots, tx_budget
 from substrate.graph.neo4j_write import edge_rows
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.graph.reconcile import clear_marks, reconcile_locked
@@ -89,6 +89,7 @@ class GraphWriter:
         self.embedder = embedder
         self.ontology = ontology or load_ontology()
         self.cypher = library or CypherLibrary.load()
+        self.tx_limit = tx_budget.limit_bytes(settings.neo4j_tx_memory)
 
     # --- public -------------------------------------------------------------------------
     def commit(self, batch: GraphBatch, **options: Unpack[CommitOptions]) -> CommitResult:
@@ -330,8 +331,17 @@ class GraphWriter:
                  for k, e in added.items()]
         return rows
 
+    def _vector_targets(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
+        return [n for n in nodes if self.ontology.labels[n.label].vector]
+
+    def _check_budget(self, changes: d.ChangeSet, to_embed: list[NodeRecord]) -> None:
+        """Raise BatchTooLarge when the write would not fit one Neo4j transaction."""
+        vectors = len(self._vector_targets(to_embed)) if self.embedder is not None else 0
+        dimensions = int(getattr(self.embedder, "dimensions", 0) or 0)
+        tx_budget.check(changes, self.tx_limit, vectors, dimensions)
+
     def _embed(self, nodes: list[NodeRecord]) -> dict[str, list[float]]:
-        targets = [n for n in nodes if self.ontology.labels[n.label].vector]
+        targets = self._vector_targets(nodes)
         if self.embedder is None or not targets:
             return {}
         texts = [embedding_text(n) for n in targets]
@@ -431,7 +441,9 @@ class WriteSession:
             if changes.empty:
                 return CommitResult(None, digest.result(), queued=queued)
             touched = w._touched(changes)  # once: a set per node made commits O(n²)
-            embeddings = w._embed([n for n in nodes if n.ceid in touched])
+            to_embed = [n for n in nodes if n.ceid in touched]
+            w._check_budget(changes, to_embed)  # before the model's work and any write
+            embeddings = w._embed(to_embed)
             w._record_model(conn, embeddings)
         # the intent (its change rows) is written to PostgreSQL while Neo4j runs the
         # statements, and committed before the Neo4j transaction commits
@@ -452,11 +464,17 @@ class WriteSession:
         Neo4j cannot tell."""
         try:
             return self.writer._write_neo4j(write, changes, embeddings)
-        except Exception:
+        except Exception as exc:
             wait([write.intent])  # the intent's connection is this one
             self._settle()  # the previous snapshot's record first: then reconcile
             with contextlib.suppress(Exception):
                 reconcile_locked(self.conn, self.writer.driver, self.writer.cypher)
+            if tx_budget.is_memory_refusal(exc):  # the estimate was short: same answer
+                raise BatchTooLarge(
+                    "Neo4j refused the snapshot's transaction for its memory "
+                    "(db.memory.transaction.max, NEO4J_TX_MEMORY); nothing was written: "
+                    "commit it in smaller batches",
+                    {"neo4j_code": getattr(exc, "code", None)}) from exc
             raise
 
     def _record_snapshot(self, version: int, bookmarks: list[str], rows: bytes) -> None:

@@ -13,11 +13,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from substrate.connectors.jsonl_ingest import ingest_jsonl
+from substrate.connectors.jsonl_ingest import BATCH_RECORDS, ingest_jsonl
 from substrate.graph.writer import GraphWriter
 from substrate.scale.generator import Org, generate
-
-BATCH_RECORDS = 20_000
 
 
 @dataclass

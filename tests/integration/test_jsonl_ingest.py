@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from neo4j import Driver
 
 from substrate.connectors.jsonl_ingest import ingest_jsonl
-from substrate.errors import ValidationFailed
+from substrate.errors import BatchTooLarge, ValidationFailed
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
 from tests.support.graphstate import (
@@ -161,3 +162,39 @@ def test_a_fixed_file_goes_on_without_duplicate_snapshots(
     assert len(snapshot_versions(pg, tenant)) == 5
     assert live_edge(driver, tenant, "service:s02-[CALLS]->service:s03@jsonl:fix.jsonl")
     assert element_counts(driver, tenant) == (20, 19)
+
+
+def test_a_batch_too_large_for_one_transaction_is_committed_in_parts(
+    stack: Settings, driver: Driver, pg: psycopg.Connection[Any], tenant: str,
+    tmp_path: Path,
+) -> None:
+    # NEO4J_TX_MEMORY of 1 MiB as the writer sees it (the server keeps its own): 119 records
+    # are estimated above its 0.75 MiB budget, the nodes alone and the edges alone below it
+    small = GraphWriter(replace(stack, neo4j_tx_memory="1m"), driver)
+    path = write(tmp_path / "org.jsonl", chain(60))
+    log: list[str] = []
+    results = ingest_jsonl(small, path, tenant=tenant, batch_size=200, progress=log.append)
+    versions = snapshot_versions(pg, tenant)
+    assert [r.snapshot_version for r in results] == versions and len(versions) == 2
+    assert [r.counts["nodes_added"] for r in results] == [60, 0]  # nodes first, then edges
+    assert [r.counts["edges_added"] for r in results] == [0, 59]
+    assert log == [f"[jsonl] org.jsonl: through line 119, snapshot {v} (lines 1-119 committed "
+                   "in parts: too large for one Neo4j transaction)" for v in versions]
+    assert element_counts(driver, tenant) == (60, 59)
+    assert position(pg, tenant) == [119]
+
+
+def test_a_record_too_large_for_one_transaction_is_refused_with_nothing_written(
+    stack: Settings, driver: Driver, pg: psycopg.Connection[Any], tenant: str,
+    tmp_path: Path,
+) -> None:
+    small = GraphWriter(replace(stack, neo4j_tx_memory="1m"), driver)
+    big = json.dumps({"kind": "node", "label": "Service", "ceid": "service:big",
+                      "props": {"name": "big", "summary": "x" * 300_000}})
+    path = write(tmp_path / "org.jsonl", [big])
+    with pytest.raises(BatchTooLarge) as info:
+        ingest_jsonl(small, path, tenant=tenant, progress=lambda _m: None)
+    assert info.value.status == 413 and info.value.to_dict()["error"]["code"] == "batch_too_large"
+    assert info.value.detail["estimated_bytes"] > info.value.detail["budget_bytes"]
+    assert element_counts(driver, tenant) == (0, 0)
+    assert snapshot_versions(pg, tenant) == [] and position(pg, tenant) == []

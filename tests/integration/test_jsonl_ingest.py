@@ -198,3 +198,27 @@ def test_a_record_too_large_for_one_transaction_is_refused_with_nothing_written(
     assert info.value.detail["estimated_bytes"] > info.value.detail["budget_bytes"]
     assert element_counts(driver, tenant) == (0, 0)
     assert snapshot_versions(pg, tenant) == [] and position(pg, tenant) == []
+
+
+def test_a_split_batch_queues_a_doubtful_node_with_its_edges_as_a_whole_one_does(
+    stack: Settings, driver: Driver, pg: psycopg.Connection[Any], tenant: str,
+    tmp_path: Path,
+) -> None:
+    # s05 is under VERIFY_THRESHOLD: it waits for a reviewer, and so do the edges touching it.
+    # Split (nodes, then edges), the edges' part carries s05 again so that they are queued
+    # with it instead of being refused as dangling
+    lines = chain(60)
+    record = json.loads(lines[5])
+    lines[5] = json.dumps({**record, "confidence": 0.5})
+    small = GraphWriter(replace(stack, neo4j_tx_memory="1m"), driver)
+    results = ingest_jsonl(small, write(tmp_path / "org.jsonl", lines), tenant=tenant,
+                           batch_size=200, progress=lambda _m: None)
+    assert len(results) == 2
+    assert element_counts(driver, tenant) == (59, 57)
+    queued = pg.execute("SELECT kind, record->>'ceid', record->>'src', record->>'dst' "
+                        "FROM verification_queue WHERE tenant_id = %s ORDER BY id",
+                        (tenant,)).fetchall()
+    assert sorted(queued, key=str) == sorted([
+        ("node", "service:s05", None, None),
+        ("edge", None, "service:s04", "service:s05"),
+        ("edge", None, "service:s05", "service:s06")], key=str)

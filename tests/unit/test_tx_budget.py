@@ -90,9 +90,9 @@ def test_neo4j_s_memory_refusal_is_recognised() -> None:
 
 # --- the JSONL import's split ----------------------------------------------------------------
 def part(nodes: int, edges: int) -> _Part:
-    return _Part(GraphBatch([node(i) for i in range(nodes)],
-                            [edge(i, i + 1) for i in range(edges)]),
-                 list(range(1, nodes + 1)), list(range(nodes + 1, nodes + edges + 1)))
+    return _Part.of(GraphBatch([node(i) for i in range(nodes)],
+                               [edge(i, i + 1) for i in range(edges)]),
+                    list(range(1, nodes + 1)), list(range(nodes + 1, nodes + edges + 1)))
 
 
 def test_a_part_splits_into_its_nodes_then_its_edges_then_halves() -> None:
@@ -139,3 +139,17 @@ def test_a_part_s_validation_error_names_the_file_s_lines() -> None:
     with pytest.raises(ValidationFailed) as info:  # the first half: edge lines 5 and 6
         _commit_fitting(commit, part(4, 4).halves()[1])  # type: ignore[index]
     assert info.value.detail[0]["line"] == 5 and "lines 5" in info.value.message
+
+
+def test_an_edge_part_carries_the_doubtful_nodes_its_edges_touch() -> None:
+    unsure = NodeRecord("service:s1", "Service", {"name": "s1"}, confidence=0.5)
+    batch = GraphBatch([node(0), unsure, node(2)], [edge(0, 1), edge(0, 2), edge(2, 0)])
+    whole = _Part.of(batch, [1, 2, 3], [4, 5, 6])
+    assert whole.commit()[0].nodes == batch.nodes  # unsplit: nothing added
+    nodes_part, edges_part = whole.halves() or pytest.fail("no split")
+    assert nodes_part.commit()[0].nodes == batch.nodes
+    committed, node_lines, edge_lines = edges_part.commit()
+    assert committed.nodes == [unsure] and node_lines == [2] and edge_lines == [4, 5, 6]
+    low, high = edges_part.halves() or pytest.fail("no split")
+    assert low.commit()[0].nodes == [unsure]  # s0 -> s1 is in the first half
+    assert high.commit()[0].nodes == []  # s0 -> s2, s2 -> s0: no doubtful end

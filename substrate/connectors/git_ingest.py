@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from contextlib import closing
 from datetime import datetime
@@ -16,6 +17,8 @@ from substrate.connectors.history import CommitInfo, first_parent_commits
 from substrate.connectors.replay_lock import latest_valid_at, replay_lock
 from substrate.connectors.replay_parse import Parsed, parsed_ahead
 from substrate.connectors.replay_parse import with_chunks as with_chunks
+from substrate.errors import BatchTooLarge
+from substrate.graph.fitting import Part, commit_fitting
 from substrate.graph.merge import merge_entities
 from substrate.graph.records import EdgeRecord, GraphBatch
 from substrate.graph.writer import CommitResult, GraphWriter
@@ -143,6 +146,37 @@ def _replay(
     return results
 
 
+def _commit_sync(writer: GraphWriter, batch: GraphBatch, source: str, tenant: str,
+                 clock: datetime, note: str, progress: Progress) -> CommitResult:
+    """``batch`` as the source's whole truth at ``clock`` (sync mode). When it would not
+    fit one Neo4j transaction: what it adds and changes first, in parts that fit (upsert
+    mode), then the sync commit, which is left with closing what the source no longer
+    says. The graph ends as one sync commit leaves it, over more than one snapshot; the
+    result names the last of them and counts the changes of all."""
+    def sync() -> CommitResult:
+        return writer.commit(batch, source=source, tenant=tenant, mode="sync",
+                             valid_at=clock, note=note)
+
+    try:
+        return sync()
+    except BatchTooLarge:
+        def upsert(part: GraphBatch) -> CommitResult:
+            return writer.commit(part, source=source, tenant=tenant, valid_at=clock,
+                                 note=f"{note} (part)")
+        made = [r for r, _ in commit_fitting(upsert, Part.of(batch))]
+        progress(f"[git] {note.split(' ', 1)[0][:12]}: too large for one Neo4j transaction, "
+                 f"written in {len(made)} part(s) before its sync commit")
+        final = sync()  # nothing left to close: no snapshot of its own
+        made.append(final)
+        counts: Counter[str] = Counter()
+        for r in made:
+            counts.update(r.counts)
+        versions = [r.snapshot_version for r in made if r.snapshot_version is not None]
+        return CommitResult(versions[-1] if versions else None, final.content_hash,
+                            [c for r in made for c in r.changed_ids], dict(counts),
+                            sum(r.queued for r in made))
+
+
 def _write(writer: GraphWriter, conn: Conn, source: str, tenant: str, commit: CommitInfo,
            parsed: Parsed, clock: datetime, unparsed: list[CommitInfo], last_hash: str,
            progress: Progress) -> CommitResult:
@@ -155,8 +189,8 @@ def _write(writer: GraphWriter, conn: Conn, source: str, tenant: str, commit: Co
         unparsed.append(commit)
     else:
         _mark_skipped(conn, tenant, source, unparsed)
-        result = writer.commit(parsed.batch, source=source, tenant=tenant, mode="sync",
-                               valid_at=clock, note=f"{commit.sha} {commit.subject}")
+        result = _commit_sync(writer, parsed.batch, source, tenant, clock,
+                              f"{commit.sha} {commit.subject}", progress)
     observe_ingest(source, result.counts, time.monotonic() - committing,
                    result.snapshot_version is not None)
     if parsed.batch is not None:

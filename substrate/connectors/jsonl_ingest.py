@@ -7,7 +7,6 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -16,7 +15,8 @@ from typing import Any, TypeVar, cast
 import psycopg
 
 from substrate.connectors.jsonl_format import parse_record
-from substrate.errors import BatchTooLarge, ValidationFailed
+from substrate.errors import ValidationFailed
+from substrate.graph.fitting import Part, commit_fitting
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import CommitResult, GraphWriter, WriteSession
 from substrate.observability.metrics import observe_ingest
@@ -30,75 +30,6 @@ LOCK_HOLD_S = 10.0
 # costs); a batch whose transaction would not fit NEO4J_TX_MEMORY is committed in parts
 BATCH_RECORDS = 20_000
 T = TypeVar("T")
-
-
-@dataclass
-class _Part:
-    """Records of a batch committed as one snapshot, with their line numbers. ``doubtful``:
-    the whole batch's nodes below confidence 1, by id, with their lines (see ``commit``)."""
-
-    batch: GraphBatch
-    node_lines: list[int]
-    edge_lines: list[int]
-    doubtful: dict[str, tuple[NodeRecord, int]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, batch: GraphBatch, node_lines: list[int], edge_lines: list[int]) -> _Part:
-        doubtful = {n.ceid: (n, line) for n, line in zip(batch.nodes, node_lines, strict=True)
-                    if n.confidence < 1}
-        return cls(batch, node_lines, edge_lines, doubtful)
-
-    def commit(self) -> tuple[GraphBatch, list[int], list[int]]:
-        """What to commit, with line numbers: the part's records, and with its edges the
-        batch's doubtful nodes they touch but the part does not hold. A node under the
-        verification threshold is queued with the edges that touch it (the writer decides per
-        commit); committed again, a node above it changes nothing."""
-        own = {n.ceid for n in self.batch.nodes}
-        extra = {c: self.doubtful[c] for e in self.batch.edges for c in (e.src, e.dst)
-                 if c in self.doubtful and c not in own}
-        nodes = self.batch.nodes + [n for n, _ in extra.values()]
-        lines = self.node_lines + [line for _, line in extra.values()]
-        return GraphBatch(nodes, self.batch.edges, self.batch.pending), lines, self.edge_lines
-
-    def halves(self) -> tuple[_Part, _Part] | None:
-        """Two parts that commit what this one does: its nodes, then its edges (every edge's
-        ends are then in the graph before it); one kind only: its first and second half.
-        None for a single record."""
-        b, doubtful = self.batch, self.doubtful
-        if b.nodes and b.edges:
-            return (_Part(GraphBatch(b.nodes, [], b.pending), self.node_lines, [], doubtful),
-                    _Part(GraphBatch([], b.edges), [], self.edge_lines, doubtful))
-        if len(b.nodes) > 1:
-            h, lines = len(b.nodes) // 2, self.node_lines
-            return (_Part(GraphBatch(b.nodes[:h], [], b.pending), lines[:h], [], doubtful),
-                    _Part(GraphBatch(b.nodes[h:], []), lines[h:], [], doubtful))
-        if len(b.edges) > 1:
-            h, lines = len(b.edges) // 2, self.edge_lines
-            return (_Part(GraphBatch([], b.edges[:h], b.pending), [], lines[:h], doubtful),
-                    _Part(GraphBatch([], b.edges[h:]), [], lines[h:], doubtful))
-        return None
-
-
-def _commit_fitting(commit: Callable[[GraphBatch], CommitResult], part: _Part
-                    ) -> list[tuple[CommitResult, str]]:
-    """Commit ``part``; when it would not fit one Neo4j transaction, in smaller parts (each
-    its own snapshot). Returns (result, note) per snapshot; a note says why it was split."""
-    batch, node_lines, edge_lines = part.commit()
-    try:
-        return [(commit(batch), "")]
-    except ValidationFailed as exc:
-        _with_line_numbers(exc, node_lines, edge_lines)
-        raise
-    except BatchTooLarge:
-        halves = part.halves()
-        if halves is None:
-            raise
-        first, second = halves
-        lines = sorted(part.node_lines + part.edge_lines)
-        note = (f" (lines {lines[0]}-{lines[-1]} committed in parts: too large for one Neo4j "
-                "transaction)")
-        done = _commit_fitting(commit, first) + _commit_fitting(commit, second)
-        return [(r, note) for r, _ in done]  # the outermost split names the whole batch
 
 
 def _progress_key(path: Path) -> str:
@@ -220,9 +151,9 @@ def ingest_jsonl(
                 held.close()  # other writers get their turn between sessions
                 session = held.enter_context(writer.session(pipelined=True))
                 since = time.monotonic()
-            committed = _commit_fitting(
+            committed = commit_fitting(
                 partial(_commit_one, session, source=source, tenant=tenant, valid_at=valid_at),
-                _Part.of(batch, node_lines, edge_lines))
+                Part.of(batch, node_lines, edge_lines), _with_line_numbers)
             seconds = time.monotonic() - committing
             for result, _ in committed:
                 observe_ingest(source, result.counts, seconds / len(committed),

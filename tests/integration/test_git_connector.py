@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -200,6 +200,14 @@ def edges_at(driver: Driver, tenant: str, v: int) -> set[tuple[str, str, str]]:
         "AND (r.valid_to_v IS NULL OR r.valid_to_v > $v) "
         "RETURN a.ceid AS a, type(r) AS t, b.ceid AS b", t=tenant, v=v)
     return {(r["a"], r["t"], r["b"]) for r in rows}
+
+
+def evidence_at(driver: Driver, tenant: str, v: int) -> set[tuple[str, str, str, str]]:
+    rows, _, _ = driver.execute_query(
+        "MATCH (a:Entity)-[r]->(b:Entity) WHERE r.tenant_id = $t AND r.valid_from_v <= $v "
+        "AND (r.valid_to_v IS NULL OR r.valid_to_v > $v) "
+        "RETURN a.ceid AS a, type(r) AS t, b.ceid AS b, r.evidence_ref AS e", t=tenant, v=v)
+    return {(r["a"], r["t"], r["b"], r["e"]) for r in rows}
 
 
 def git_edges(driver: Driver, tenant: str) -> list[dict[str, Any]]:
@@ -389,3 +397,37 @@ def test_a_later_replay_keeps_what_a_reviewer_decided(
     assert edge is not None and edge["valid_from_v"] == approved["snapshot_version"]
     v = edge["valid_from_v"]
     assert (INCIDENT_ID, "AFFECTED", "service:search") not in edges_at(driver, replay.tenant, v)
+
+
+def test_a_commit_too_large_for_one_transaction_is_written_in_parts_to_the_same_graph(
+    stack: Settings, driver: Driver, pg: psycopg.Connection[Any], replay: Replay,
+    tmp_path: Path,
+) -> None:
+    # the writer told NEO4J_TX_MEMORY is 200k (the server keeps its own): the first commit's
+    # changes are over its 150 KiB budget, so they are written in parts, then its sync commit
+    # closes what it no longer says; the graph at each commit is the one-snapshot replay's
+    tenant = new_tenant("gitparts")
+    log: list[str] = []
+    try:
+        repo = init_repo(tmp_path / "shop")  # the fixture's three commits (others may
+        shas = [commit_tree(repo, files, f"commit {i + 1}", when)  # add to its repository)
+                for i, (files, when) in enumerate(zip(_trees(), DATES, strict=True))]
+        assert shas == replay.shas[:3]
+        results = ingest_git(GraphWriter(replace(stack, neo4j_tx_memory="200k"), driver),
+                             repo, history=True, tenant=tenant, progress=log.append)
+        versions = [r.snapshot_version for r in results]
+        assert len(versions) == 3 and all(isinstance(v, int) for v in versions)
+        assert any("too large for one Neo4j transaction" in m for m in log)
+        made = snapshot_versions(pg, tenant)
+        assert len(made) > 3 and versions[-1] == made[-1]
+        notes = pg.execute("SELECT note FROM snapshots WHERE tenant_id = %s ORDER BY version",
+                           (tenant,)).fetchall()
+        assert {n.split(" ", 1)[0] for (n,) in notes} == set(replay.shas)
+        for mine, reference in zip(versions, replay.versions, strict=True):
+            assert entities_at(driver, tenant, mine) == \
+                entities_at(driver, replay.tenant, reference)
+            assert edges_at(driver, tenant, mine) == edges_at(driver, replay.tenant, reference)
+            assert evidence_at(driver, tenant, mine) == \
+                evidence_at(driver, replay.tenant, reference)
+    finally:
+        drop_tenant_graph(driver, tenant)

@@ -1,16 +1,18 @@
-"""Will a snapshot fit one Neo4j transaction, and how the JSONL import splits one that
-would not (pure logic; the real refusal and the split against the stack are in
-tests/integration/test_jsonl_ingest.py)."""
+"""Will a snapshot fit one Neo4j transaction, and how a batch that would not is split
+(``substrate.graph.fitting``, used by the JSONL import and the git connector). Pure logic:
+the real refusal and the split against the stack are in tests/integration/test_jsonl_ingest.py
+and test_git_connector.py."""
 
 from __future__ import annotations
 
 import pytest
 from neo4j.exceptions import Neo4jError
 
-from substrate.connectors.jsonl_ingest import _commit_fitting, _Part
+from substrate.connectors.jsonl_ingest import _with_line_numbers
 from substrate.errors import BatchTooLarge, ValidationFailed
 from substrate.graph import tx_budget
 from substrate.graph.diff import ChangeSet
+from substrate.graph.fitting import Part, commit_fitting
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import CommitResult
 
@@ -89,8 +91,8 @@ def test_neo4j_s_memory_refusal_is_recognised() -> None:
 
 
 # --- the JSONL import's split ----------------------------------------------------------------
-def part(nodes: int, edges: int) -> _Part:
-    return _Part.of(GraphBatch([node(i) for i in range(nodes)],
+def part(nodes: int, edges: int) -> Part:
+    return Part.of(GraphBatch([node(i) for i in range(nodes)],
                                [edge(i, i + 1) for i in range(edges)]),
                     list(range(1, nodes + 1)), list(range(nodes + 1, nodes + edges + 1)))
 
@@ -118,16 +120,16 @@ def committer(max_records: int, log: list[GraphBatch]):  # type: ignore[no-untyp
 
 def test_a_refused_batch_is_committed_in_order_in_parts_that_fit() -> None:
     log: list[GraphBatch] = []
-    done = _commit_fitting(committer(3, log), part(4, 5))
+    done = commit_fitting(committer(3, log), part(4, 5))
     assert [r.snapshot_version for r, _ in done] == [1, 2, 3, 4]
     assert [(len(b.nodes), len(b.edges)) for b in log] == [(2, 0), (2, 0), (0, 2), (0, 3)]
     assert all("lines 1-9 committed in parts" in note for _, note in done)
-    assert [r for r, note in _commit_fitting(committer(9, []), part(4, 5)) if note] == []
+    assert [r for r, note in commit_fitting(committer(9, []), part(4, 5)) if note] == []
 
 
 def test_a_record_that_never_fits_is_refused() -> None:
     with pytest.raises(BatchTooLarge):
-        _commit_fitting(committer(0, []), part(2, 0))
+        commit_fitting(committer(0, []), part(2, 0))
 
 
 def test_a_part_s_validation_error_names_the_file_s_lines() -> None:
@@ -137,14 +139,14 @@ def test_a_part_s_validation_error_names_the_file_s_lines() -> None:
         raise ValidationFailed("bad", [{"record": "service:s1-[CALLS]->service:s2",
                                         "reason": "x", "position": 0}])
     with pytest.raises(ValidationFailed) as info:  # the first half: edge lines 5 and 6
-        _commit_fitting(commit, part(4, 4).halves()[1])  # type: ignore[index]
+        commit_fitting(commit, part(4, 4).halves()[1], _with_line_numbers)  # type: ignore[index]
     assert info.value.detail[0]["line"] == 5 and "lines 5" in info.value.message
 
 
 def test_an_edge_part_carries_the_doubtful_nodes_its_edges_touch() -> None:
     unsure = NodeRecord("service:s1", "Service", {"name": "s1"}, confidence=0.5)
     batch = GraphBatch([node(0), unsure, node(2)], [edge(0, 1), edge(0, 2), edge(2, 0)])
-    whole = _Part.of(batch, [1, 2, 3], [4, 5, 6])
+    whole = Part.of(batch, [1, 2, 3], [4, 5, 6])
     assert whole.commit()[0].nodes == batch.nodes  # unsplit: nothing added
     nodes_part, edges_part = whole.halves() or pytest.fail("no split")
     assert nodes_part.commit()[0].nodes == batch.nodes

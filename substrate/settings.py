@@ -6,6 +6,7 @@ Every variable name here is also used by ``compose.yaml`` (a test checks that th
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +126,19 @@ def _csv(text: str) -> tuple[str, ...]:
 def _get(env: Mapping[str, str], name: str) -> str:
     return env.get(name, ENV_DEFAULTS[name]) or ENV_DEFAULTS[name]
 
+
+
+_MEMORY_SIZE = re.compile(r"^(\d+)([kmg]?)$", re.IGNORECASE)
+_MEMORY_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def memory_bytes(size: str) -> int:
+    """A Neo4j memory size (``256m``, ``4g``, ``512k``, ``4096``) in bytes; ValueError when
+    it is not one."""
+    match = _MEMORY_SIZE.match(size)
+    if match is None:
+        raise ValueError(f"not a Neo4j memory size: {size!r}")
+    return int(match.group(1)) * _MEMORY_UNITS[match.group(2).lower()]
 
 @dataclass(frozen=True)
 class Settings:

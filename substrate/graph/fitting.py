@@ -44,6 +44,8 @@ class Part:
         batch's doubtful nodes they touch but the part does not hold. A node under the
         verification threshold is queued with the edges that touch it (the writer decides per
         commit); committed again, a node above it changes nothing."""
+        if not self.doubtful or not self.batch.edges:  # the usual batch: as it is
+            return self.batch, self.node_lines, self.edge_lines
         own = {n.ceid for n in self.batch.nodes}
         extra = {c: self.doubtful[c] for e in self.batch.edges for c in (e.src, e.dst)
                  if c in self.doubtful and c not in own}

@@ -16,29 +16,23 @@ per character of text beyond the per-element cost).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from substrate.errors import BatchTooLarge
 from substrate.graph import diff as d
 from substrate.graph.records import EdgeRecord, NodeRecord
+from substrate.settings import memory_bytes
 
 BYTES_PER_ELEMENT = 8 * 1024  # a node or edge written, with its index updates
 BYTES_PER_CHAR = 4  # text in its properties
 BYTES_PER_VECTOR_DIM = 16  # an embedding's components (parameters, then a float array)
 HEADROOM = 0.75  # of the limit: the estimate is a model, and other work shares the pool
-_SIZE = re.compile(r"^(\d+)([kmgt]?)$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
 
 def limit_bytes(size: str) -> int | None:
     """A Neo4j memory setting (``256m``, ``1g``, ``0``) in bytes; None when unlimited (0)."""
-    match = _SIZE.match(size.strip())
-    if match is None:
-        raise ValueError(f"not a Neo4j memory size: {size!r}")
-    value = int(match.group(1)) * _UNITS[match.group(2).lower()]
-    return value or None
+    return memory_bytes(size.strip()) or None
 
 
 def _chars(values: Iterable[Any]) -> int:

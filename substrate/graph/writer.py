@@ -334,14 +334,15 @@ class GraphWriter:
     def _vector_targets(self, nodes: list[NodeRecord]) -> list[NodeRecord]:
         return [n for n in nodes if self.ontology.labels[n.label].vector]
 
-    def _check_budget(self, changes: d.ChangeSet, to_embed: list[NodeRecord]) -> None:
-        """Raise BatchTooLarge when the write would not fit one Neo4j transaction."""
-        vectors = len(self._vector_targets(to_embed)) if self.embedder is not None else 0
+    def _check_budget(self, changes: d.ChangeSet, targets: list[NodeRecord]) -> None:
+        """Raise BatchTooLarge when the write would not fit one Neo4j transaction
+        (``targets``: the nodes to embed)."""
+        vectors = len(targets) if self.embedder is not None else 0
         dimensions = int(getattr(self.embedder, "dimensions", 0) or 0)
         tx_budget.check(changes, self.tx_limit, vectors, dimensions)
 
-    def _embed(self, nodes: list[NodeRecord]) -> dict[str, list[float]]:
-        targets = self._vector_targets(nodes)
+    def _embed(self, targets: list[NodeRecord]) -> dict[str, list[float]]:
+        """Vectors of ``targets`` (nodes of labels with a vector, see _vector_targets)."""
         if self.embedder is None or not targets:
             return {}
         texts = [embedding_text(n) for n in targets]
@@ -441,9 +442,9 @@ class WriteSession:
             if changes.empty:
                 return CommitResult(None, digest.result(), queued=queued)
             touched = w._touched(changes)  # once: a set per node made commits O(n²)
-            to_embed = [n for n in nodes if n.ceid in touched]
-            w._check_budget(changes, to_embed)  # before the model's work and any write
-            embeddings = w._embed(to_embed)
+            targets = w._vector_targets([n for n in nodes if n.ceid in touched])
+            w._check_budget(changes, targets)  # before the model's work and any write
+            embeddings = w._embed(targets)
             w._record_model(conn, embeddings)
         # the intent (its change rows) is written to PostgreSQL while Neo4j runs the
         # statements, and committed before the Neo4j transaction commits

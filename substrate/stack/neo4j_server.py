@@ -31,7 +31,7 @@ from neo4j.exceptions import AuthError
 
 from substrate.errors import StackError
 from substrate.retrieval.cypher_grammar import ensure_grammar
-from substrate.settings import PROJECT_ROOT, Settings
+from substrate.settings import PROJECT_ROOT, Settings, memory_bytes
 from substrate.stack import maven
 from substrate.stack.credentials import NEO4J_PASSWORD, ensure_secret
 from substrate.stack.maven import Coord
@@ -74,7 +74,6 @@ JVM_FLAGS = (
     "-Dlog4j.layout.jsonTemplate.maxStringLength=32768",
     "-Dfile.encoding=UTF-8",
 )
-_MEMORY = re.compile(r"^\d+[kmgKMG]?$")
 
 
 def java_binary() -> str:
@@ -170,9 +169,11 @@ class Neo4jPart(Part):
         self._java = java_binary()
         for value in (self.settings.neo4j_heap, self.settings.neo4j_pagecache,
                       self.settings.neo4j_tx_memory):
-            if not _MEMORY.match(value):
+            try:
+                memory_bytes(value)
+            except ValueError:
                 raise StackError(f"bad Neo4j memory size {value!r} "
-                                 "(NEO4J_HEAP / NEO4J_PAGECACHE / NEO4J_TX_MEMORY)")
+                                 "(NEO4J_HEAP / NEO4J_PAGECACHE / NEO4J_TX_MEMORY)") from None
         self.install_jars()
         # /cypher parses with Neo4j's own grammar (the sources jar of the same version)
         ensure_grammar(self.settings.cache_dir / "m2")
@@ -332,10 +333,7 @@ class Neo4jPart(Part):
 
 def half_of(size: str) -> str:
     """Half a Neo4j memory size (``1g`` -> ``512m``)."""
-    units = {"k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}
-    unit = size[-1].lower()
-    kib = int(size[:-1]) * units[unit] if unit in units else int(size) // 1024
-    return f"{max(kib // 2 // 1024, 1)}m"
+    return f"{max(memory_bytes(size) // 2 // 1024**2, 1)}m"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,20 +33,29 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     from substrate.observability.metrics import write_batch_metrics
     from substrate.observability.progress import Bar
 
+    paths = [Path(p) for p in args.path]
+    if args.kind == "git" and len(paths) != 1:
+        print("error: ingest git takes one repository path")
+        return 2
     writer = _writer(settings)
     unit = "line" if args.kind == "jsonl" else "commit"
+    label = paths[0].name if len(paths) == 1 else f"{len(paths)} files"
     try:
-        with Bar(f"ingest {Path(args.path).name}", unit) as bar:
+        with Bar(f"ingest {label}", unit) as bar:
             if args.kind == "jsonl":
-                from substrate.connectors.jsonl_ingest import BATCH_RECORDS, ingest_jsonl
+                from substrate.connectors.jsonl_ingest import (
+                    BATCH_RECORDS,
+                    JsonlFile,
+                    ingest_jsonl_files,
+                )
 
-                results = ingest_jsonl(writer, Path(args.path),
-                                       batch_size=args.batch_size or BATCH_RECORDS,
-                                       resume=not args.restart, progress=bar)
+                results = ingest_jsonl_files(writer, [JsonlFile(p) for p in paths],
+                                             batch_size=args.batch_size or BATCH_RECORDS,
+                                             resume=not args.restart, progress=bar)
             else:
                 from substrate.connectors.git_ingest import ingest_git
 
-                results = ingest_git(writer, Path(args.path), history=args.history,
+                results = ingest_git(writer, paths[0], history=args.history,
                                      since=args.since, until=args.until, every=args.every,
                                      progress=bar)
     finally:
@@ -161,7 +170,9 @@ def cmd_browser(settings: Settings, args: argparse.Namespace) -> int:
 def add_data_commands(sub: Any) -> None:
     p = sub.add_parser("ingest", help="load a source into the graph")
     p.add_argument("kind", choices=["jsonl", "git"])
-    p.add_argument("path")
+    p.add_argument("path", nargs="+",
+                   help="jsonl: one or more files, imported in order under one hold of the "
+                   "writers' lock; git: one repository")
     p.add_argument("--history", action="store_true", help="git: replay first-parent history")
     p.add_argument("--since", help="git: first commit date (ISO)")
     p.add_argument("--until", help="git: last commit date (ISO)")

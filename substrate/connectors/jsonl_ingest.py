@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -40,23 +41,20 @@ def _progress_key(path: Path) -> str:
     return f"jsonl:{path.resolve()}:{digest[:16]}"
 
 
-def _read_position(dsn: str, tenant: str, key: str) -> int:
-    with psycopg.connect(dsn) as conn:
-        row = conn.execute(
-            "SELECT position FROM ingest_progress WHERE tenant_id = %s AND source = %s",
-            (tenant, key),
-        ).fetchone()
+POSITION_SQL = "SELECT position FROM ingest_progress WHERE tenant_id = %s AND source = %s"
+SAVE_POSITION_SQL = (
+    "INSERT INTO ingest_progress (tenant_id, source, position) VALUES (%s, %s, %s) "
+    "ON CONFLICT (tenant_id, source) DO UPDATE SET position = EXCLUDED.position, "
+    "updated_at = now()")
+
+
+def _read_position(conn: psycopg.Connection[Any], tenant: str, key: str) -> int:
+    row = conn.execute(POSITION_SQL, (tenant, key)).fetchone()
     return int(row[0]) if row else 0
 
 
-def _save_position(dsn: str, tenant: str, key: str, line: int) -> None:
-    with psycopg.connect(dsn) as conn:
-        conn.execute(
-            "INSERT INTO ingest_progress (tenant_id, source, position) VALUES (%s, %s, %s) "
-            "ON CONFLICT (tenant_id, source) DO UPDATE SET position = EXCLUDED.position, "
-            "updated_at = now()",
-            (tenant, key, line),
-        )
+def _save_position(conn: psycopg.Connection[Any], tenant: str, key: str, line: int) -> None:
+    conn.execute(SAVE_POSITION_SQL, (tenant, key, line))
 
 
 def _records(path: Path, start_after: int, source: str
@@ -125,44 +123,92 @@ def _with_line_numbers(exc: ValidationFailed, nodes: list[int], edges: list[int]
         exc.message = f"{exc.message} (lines {', '.join(map(str, bad))})"
 
 
+@dataclass(frozen=True)
+class JsonlFile:
+    """One file of an import, and when its facts held (``None``: the commit's time)."""
+
+    path: Path
+    valid_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    file: JsonlFile
+    source: str
+    key: str  # the resume position's key (the file and its content)
+    start: int  # lines already committed
+
+
+def _all_batches(plans: list[_Plan], size: int
+                 ) -> Iterator[tuple[_Plan, GraphBatch, list[int], list[int], int]]:
+    for plan in plans:
+        for batch, node_lines, edge_lines, last in _batches(plan.file.path, plan.start, size,
+                                                            plan.source):
+            yield plan, batch, node_lines, edge_lines, last
+
+
 def ingest_jsonl(
     writer: GraphWriter, path: Path, *, source: str | None = None, tenant: str | None = None,
     batch_size: int = BATCH_RECORDS, resume: bool = True, progress: Progress = print,
     valid_at: datetime | None = None,
 ) -> list[CommitResult]:
+    """Import one file (see :func:`ingest_jsonl_files`)."""
+    return ingest_jsonl_files(writer, [JsonlFile(path, valid_at)], source=source,
+                              tenant=tenant, batch_size=batch_size, resume=resume,
+                              progress=progress)
+
+
+def ingest_jsonl_files(
+    writer: GraphWriter, files: Sequence[JsonlFile], *, source: str | None = None,
+    tenant: str | None = None, batch_size: int = BATCH_RECORDS, resume: bool = True,
+    progress: Progress = print,
+) -> list[CommitResult]:
+    """Import ``files`` in order, ``batch_size`` records per snapshot, each file from its
+    resume position (``resume``). The source is ``source`` or ``jsonl:<file name>``.
+
+    The files share the writers' lock (handed back between sessions of about
+    ``LOCK_HOLD_S``) and the parser thread, so a file's last snapshot is recorded while the
+    next file's first batch is read and checked, instead of each file waiting for its own."""
     tenant = tenant or writer.settings.tenant
-    source = source or f"jsonl:{path.name}"
-    key = _progress_key(path)
-    dsn = writer.settings.postgres_dsn
-    start = _read_position(dsn, tenant, key) if resume else 0
-    if start:
-        progress(f"[jsonl] resuming {path.name} after line {start}")
-    if isinstance(progress, Bar):
-        with path.open("rb") as f:
-            set_total(progress, sum(1 for _ in f))
-        advance(progress, start)
-    results, done = [], start
-    with contextlib.ExitStack() as held:
-        session, since = None, 0.0
-        for batch, node_lines, edge_lines, last in _prefetched(
-                _batches(path, start, batch_size, source)):
+    results: list[CommitResult] = []
+    with psycopg.connect(writer.settings.postgres_dsn, autocommit=True) as positions, \
+            contextlib.ExitStack() as held:
+        plans = []
+        for f in files:
+            key = _progress_key(f.path)
+            start = _read_position(positions, tenant, key) if resume else 0
+            if start:
+                progress(f"[jsonl] resuming {f.path.name} after line {start}")
+            plans.append(_Plan(f, source or f"jsonl:{f.path.name}", key, start))
+        if isinstance(progress, Bar):
+            set_total(progress, sum(_line_count(p.file.path) for p in plans))
+            advance(progress, sum(p.start for p in plans))
+        session, since, done = None, 0.0, {p.key: p.start for p in plans}
+        for plan, batch, node_lines, edge_lines, last in _prefetched(
+                _all_batches(plans, batch_size)):
             committing = time.monotonic()
             if session is None or committing - since > LOCK_HOLD_S:
                 held.close()  # other writers get their turn between sessions
                 session = held.enter_context(writer.session(pipelined=True))
                 since = time.monotonic()
             committed = commit_fitting(
-                partial(_commit_one, session, source=source, tenant=tenant, valid_at=valid_at),
+                partial(_commit_one, session, source=plan.source, tenant=tenant,
+                        valid_at=plan.file.valid_at),
                 Part.of(batch, node_lines, edge_lines), _with_line_numbers)
             seconds = time.monotonic() - committing
             for result, _ in committed:
-                observe_ingest(source, result.counts, seconds / len(committed),
+                observe_ingest(plan.source, result.counts, seconds / len(committed),
                                result.snapshot_version is not None)
-            advance(progress, last - done)
-            done = last
-            _save_position(dsn, tenant, key, last)
+            advance(progress, last - done[plan.key])
+            done[plan.key] = last
+            _save_position(positions, tenant, plan.key, last)
             for result, note in committed:
                 results.append(result)
-                progress(f"[jsonl] {path.name}: through line {last}, "
+                progress(f"[jsonl] {plan.file.path.name}: through line {last}, "
                          f"snapshot {result.snapshot_version or 'unchanged'}{note}")
     return results
+
+
+def _line_count(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(1 for _ in f)

@@ -1,6 +1,7 @@
 """Load a generated organisation through the real write path: one JSONL file per epoch,
-streamed through :func:`substrate.connectors.jsonl_ingest.ingest_jsonl` (validation, diff,
-change log, one snapshot per batch, one NATS event per snapshot) with the epoch's date.
+the files imported in order by :func:`substrate.connectors.jsonl_ingest.ingest_jsonl_files`
+(validation, diff, change log, one snapshot per batch, one NATS event per snapshot), each
+with its epoch's date.
 
 Run: ``python -m substrate.scale.load --size S --tenant t-scale-s [--seed 7]``.
 """
@@ -13,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from substrate.connectors.jsonl_ingest import BATCH_RECORDS, ingest_jsonl
+from substrate.connectors.jsonl_ingest import BATCH_RECORDS, JsonlFile, ingest_jsonl_files
 from substrate.graph.writer import GraphWriter
 from substrate.scale.generator import Org, generate
 
@@ -49,21 +50,20 @@ def load_org(writer: GraphWriter, org: Org, directory: Path, tenant: str,
              batch_records: int = BATCH_RECORDS) -> LoadResult:
     """Write the epochs' files, then ingest them in order (timed: the ingest only)."""
     paths = write_epochs(org, directory)
-    edges = nodes = snapshots = 0
+    files = [JsonlFile(path, epoch.valid_at)
+             for path, epoch in zip(paths, org.epochs, strict=True)]
+    times: list[float] = []  # one progress line per commit, in order
     started = time.perf_counter()
+    results = ingest_jsonl_files(writer, files, source="scale", tenant=tenant,
+                                 batch_size=batch_records, resume=False,
+                                 progress=lambda _msg: times.append(time.perf_counter()))
+    edges = nodes = snapshots = 0
     marks: list[tuple[int, float]] = []
-    times: list[float] = []
-    for path, epoch in zip(paths, org.epochs, strict=True):
-        times.clear()
-        results = ingest_jsonl(writer, path, source="scale", tenant=tenant,
-                               batch_size=batch_records, resume=False,
-                               progress=lambda _msg: times.append(time.perf_counter()),
-                               valid_at=epoch.valid_at)
-        for r, t in zip(results, times, strict=True):
-            edges += r.counts.get("edges_added", 0)
-            nodes += r.counts.get("nodes_added", 0)
-            snapshots += r.snapshot_version is not None
-            marks.append((edges, t - started))
+    for r, t in zip(results, times, strict=True):
+        edges += r.counts.get("edges_added", 0)
+        nodes += r.counts.get("nodes_added", 0)
+        snapshots += r.snapshot_version is not None
+        marks.append((edges, t - started))
     return LoadResult(edges, nodes, snapshots, time.perf_counter() - started, marks)
 
 

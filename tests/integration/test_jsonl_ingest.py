@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import psycopg
 import pytest
 from neo4j import Driver
 
-from substrate.connectors.jsonl_ingest import ingest_jsonl
+from substrate.connectors.jsonl_ingest import JsonlFile, ingest_jsonl, ingest_jsonl_files
 from substrate.errors import BatchTooLarge, ValidationFailed
 from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
@@ -142,6 +143,46 @@ def test_resumes_after_a_crash_without_duplicate_snapshots(
                          progress=log.append)
     assert len(again) == 5 and all(r.snapshot_version is None for r in again)
     assert len(snapshot_versions(pg, tenant)) == 5
+
+
+def snapshot_rows(pg: psycopg.Connection[Any], tenant: str) -> list[tuple[str, datetime]]:
+    return [(str(r[0]), r[1]) for r in pg.execute(
+        "SELECT source, valid_at FROM snapshots WHERE tenant_id = %s ORDER BY version",
+        (tenant,)).fetchall()]
+
+
+def test_several_files_in_order_each_with_its_source_date_and_position(
+    writer: GraphWriter, driver: Driver, pg: psycopg.Connection[Any], tenant: str,
+    tmp_path: Path,
+) -> None:
+    """One import of two files: each file's snapshots carry its own source and date; the
+    second file's edges reach the first file's nodes; a crash in the second file resumes it
+    after its last committed batch and leaves the first alone."""
+    first = write(tmp_path / "a.jsonl", chain(6))  # s00..s05 and 5 edges: 11 lines
+    second = write(tmp_path / "b.jsonl", [node_line("t0"), node_line("t1"),
+                                          edge_line("s00", "t0"), edge_line("t0", "t1"),
+                                          edge_line("s05", "t1"), edge_line("t1", "s01")])
+    day_a, day_b = datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 4, 1, tzinfo=UTC)
+    files = [JsonlFile(first, day_a), JsonlFile(second, day_b)]
+    log: list[str] = []
+    with pytest.raises(Crash):  # a.jsonl: lines 8, 11; b.jsonl: line 4, then the crash
+        ingest_jsonl_files(writer, files, tenant=tenant, batch_size=4,
+                           progress=crash_after(4, log))
+    assert [m.split(",")[0] for m in log] == [
+        "[jsonl] a.jsonl: through line 4", "[jsonl] a.jsonl: through line 8",
+        "[jsonl] a.jsonl: through line 11", "[jsonl] b.jsonl: through line 4"]
+    assert sorted(position(pg, tenant)) == [4, 11]
+    log.clear()
+    rest = ingest_jsonl_files(writer, files, tenant=tenant, batch_size=4, progress=log.append)
+    assert log[0] == "[jsonl] resuming a.jsonl after line 11"
+    assert log[1] == "[jsonl] resuming b.jsonl after line 4"
+    assert [m.split(",")[0] for m in log[2:]] == ["[jsonl] b.jsonl: through line 6"]
+    assert len(rest) == 1 and rest[0].snapshot_version is not None
+    assert snapshot_rows(pg, tenant) == [("jsonl:a.jsonl", day_a)] * 3 + [
+        ("jsonl:b.jsonl", day_b)] * 2
+    assert element_counts(driver, tenant) == (8, 9)
+    assert live_edge(driver, tenant, "service:t1-[CALLS]->service:s01@jsonl:b.jsonl")
+    assert sorted(position(pg, tenant)) == [6, 11]
 
 
 def test_a_fixed_file_goes_on_without_duplicate_snapshots(

@@ -37,11 +37,13 @@ def tenant(driver: Driver) -> Iterator[str]:
     drop_tenant_graph(driver, name)
 
 
-def ingest(stack: Settings, tenant: str, path: Path, stderr: int) -> subprocess.Popen[bytes]:
+def ingest(stack: Settings, tenant: str, path: Path, stderr: int, *more: Path
+           ) -> subprocess.Popen[bytes]:
     env = {**os.environ, **stack.env, "SUBSTRATE_TENANT": tenant, "HF_HUB_OFFLINE": "1"}
     return subprocess.Popen(
-        [sys.executable, "-m", "substrate.cli", "ingest", "jsonl", str(path), "--batch-size",
-         "6"], env=env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=stderr)
+        [sys.executable, "-m", "substrate.cli", "ingest", "jsonl", str(path), *map(str, more),
+         "--batch-size", "6"], env=env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+        stderr=stderr)
 
 
 def test_ingest_on_a_pipe_prints_only_its_result(stack: Settings, tenant: str,
@@ -51,6 +53,18 @@ def test_ingest_on_a_pipe_prints_only_its_result(stack: Settings, tenant: str,
     assert proc.returncode == 0, err.decode()
     assert json.loads(out)["batches"] == 4  # 19 lines, 6 records a batch
     assert b"[jsonl]" not in err and b"line/s" not in err
+
+
+def test_ingest_of_several_files_counts_their_lines_on_one_bar(
+        stack: Settings, tenant: str, tmp_path: Path) -> None:
+    proc = ingest(stack, tenant, jsonl(tmp_path / "a.jsonl", 10), subprocess.PIPE,
+                  jsonl(tmp_path / "b.jsonl", 4))
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+    result = json.loads(out)
+    # a.jsonl: 19 lines, 4 batches; b.jsonl: 7 lines, 2 batches (its records are a.jsonl's
+    # first four services again, with their edges under b.jsonl's source: a snapshot each)
+    assert result["batches"] == 6 and len(result["snapshots"]) == 6
 
 
 def test_ingest_on_a_terminal_shows_a_bar_with_rate_and_eta(stack: Settings, tenant: str,

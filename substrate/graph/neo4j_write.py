@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from neo4j import ManagedTransaction
+from neo4j import ManagedTransaction, Result
 
 from substrate.cypher import CypherLibrary
 from substrate.graph import diff as d
@@ -16,6 +16,7 @@ from substrate.graph.ontology import Ontology
 from substrate.graph.records import EdgeRecord, NodeRecord
 
 ROWS = 10_000
+T = TypeVar("T")
 RESERVED = {"eid", "tenant_id", "valid_from_v", "valid_to_v", "valid_from_ts", "valid_to_ts",
             "evidence_ref", "confidence", "weight", "source", "prop_keys", "conflict",
             "conflict_with", "iv_from", "iv_to", "sources", "ceid", "embedding", "provenance"}
@@ -46,11 +47,15 @@ def new_node_props(node: NodeRecord, embedding: list[float] | None, tenant: str,
     return props
 
 
-def edge_row(key: str, edge: EdgeRecord) -> dict[str, Any]:
-    """graph/create_edges' row: fixed properties as fields, user properties (when there are
-    any) under ``user`` with their names in ``prop_keys``."""
+def edge_row(key: str, edge: EdgeRecord, ends: Mapping[str, str]) -> dict[str, Any]:
+    """graph/create_edges' row: its ends by element id (``ends``: ceid -> element id),
+    fixed properties as fields, user properties (when there are any) under ``user`` with
+    their names in ``prop_keys``."""
+    missing = [c for c in (edge.src, edge.dst) if c not in ends]
+    if missing:  # the checks before the write found every end: a bug, never a partial write
+        raise RuntimeError(f"edge {key}: no node read or created for {missing}")
     row: dict[str, Any] = {
-        "key": key, "src": edge.src, "dst": edge.dst, "evidence_ref": edge.evidence_ref,
+        "key": key, "a": ends[edge.src], "b": ends[edge.dst], "evidence_ref": edge.evidence_ref,
         "confidence": float(edge.confidence), "weight": float(edge.weight),
         "source": edge.source}
     user = {k: v for k, v in edge.props.items() if k not in RESERVED}
@@ -79,14 +84,28 @@ class WritePlan:
     version: int
     valid_at: datetime
     maxv: int
-    existing: frozenset[str] = frozenset()  # ceids with a node (live or closed): MERGE them
+    # ceid -> element id of every node the batch names that exists: the batch's nodes live or
+    # closed (MERGE them, never CREATE) and its edges' other, live ends
+    existing: Mapping[str, str] = field(default_factory=dict)
 
     def _run(self, tx: ManagedTransaction, name: str, ctx: dict[str, Any],
              rows_key: str, rows: list[Any], **extra: Any) -> None:
+        self._chunks(tx, name, ctx, rows_key, rows, extra, lambda result: result.consume())
+
+    def _values(self, tx: ManagedTransaction, name: str, ctx: dict[str, Any],
+                rows_key: str, rows: list[Any], **extra: Any) -> list[Any]:
+        """A template answering one record per run: its value for each chunk, in order."""
+        return self._chunks(tx, name, ctx, rows_key, rows, extra,
+                            lambda result: result.single(strict=True)[0])
+
+    def _chunks(self, tx: ManagedTransaction, name: str, ctx: dict[str, Any], rows_key: str,
+                rows: list[Any], extra: dict[str, Any], take: Callable[[Result], T]
+                ) -> list[T]:
+        """Run the template over ``rows`` in chunks of ``ROWS``."""
         query = self.cypher.text(name, **ctx)
-        for i in range(0, len(rows), ROWS):
-            params = {"tenant": self.tenant, rows_key: rows[i : i + ROWS], **extra}
-            tx.run(query, params).consume()
+        return [take(tx.run(query, {"tenant": self.tenant, rows_key: rows[i : i + ROWS],
+                                    **extra}))
+                for i in range(0, len(rows), ROWS)]
 
     def run(self, tx: ManagedTransaction, changes: d.ChangeSet,
             embeddings: dict[str, list[float]]) -> None:
@@ -96,7 +115,7 @@ class WritePlan:
         for (rel_type, src_label), rows in closing.items():
             ctx = {"rel_type": rel_type, "src_label": src_label}
             self._run(tx, "graph/close_edges", ctx, "rows", rows, **stamp)
-        self._upsert_nodes(tx, changes, embeddings, ts)
+        ends = {**self.existing, **self._upsert_nodes(tx, changes, embeddings, ts)}
         drops: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for ceid, remaining in changes.node_source_drops:
             drops[storage(ceid)].append({"ceid": ceid, "sources": remaining})
@@ -107,11 +126,12 @@ class WritePlan:
             closes[storage(ceid)].append(ceid)
         for label, ceids in closes.items():
             self._run(tx, "graph/close_nodes", {"label": label}, "ceids", ceids, **stamp)
-        self._create_edges(tx, changes, stamp)
+        self._create_edges(tx, changes, ends, stamp)
         self._mark_conflicts(tx, changes)
 
     def _upsert_nodes(self, tx: ManagedTransaction, changes: d.ChangeSet,
-                      embeddings: dict[str, list[float]], ts: str) -> None:
+                      embeddings: dict[str, list[float]], ts: str) -> dict[str, str]:
+        """Create the new nodes, MERGE the others; the created nodes' element ids."""
         merged: dict[str, list[dict[str, Any]]] = defaultdict(list)
         created: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for node in [*changes.node_adds, *(n for n, _ in changes.node_updates)]:
@@ -121,25 +141,29 @@ class WritePlan:
             else:
                 created[node.label].append({"props": new_node_props(
                     node, vector, self.tenant, self.version, self.maxv, self.source)})
+        ids: dict[str, str] = {}
         for label, rows in created.items():
             ctx = {"label": label, "entity": label != "Chunk"}
-            self._run(tx, "graph/create_nodes", ctx, "rows", rows, ts=ts)
+            for pairs in self._values(tx, "graph/create_nodes", ctx, "rows", rows, ts=ts):
+                ids.update(pairs)
         for label, rows in merged.items():
             ctx = {"label": label, "entity": label != "Chunk"}
             self._run(tx, "graph/upsert_nodes", ctx, "rows", rows, version=self.version,
                       ts=ts, maxv=self.maxv, source=self.source)
+        return ids
 
     def _create_edges(self, tx: ManagedTransaction, changes: d.ChangeSet,
-                      stamp: dict[str, Any]) -> None:
-        groups: dict[tuple[str, str, str, bool], list[dict[str, Any]]] = defaultdict(list)
+                      ends: Mapping[str, str], stamp: dict[str, Any]) -> None:
+        groups: dict[tuple[str, bool], list[dict[str, Any]]] = defaultdict(list)
         for key, edge in changes.edge_adds:
-            row = edge_row(key, edge)
-            groups[(edge.type, storage(edge.src), storage(edge.dst), "user" in row)].append(
-                row)
-        for (rel_type, src_label, dst_label, user_props), rows in groups.items():
-            ctx = {"rel_type": rel_type, "src_label": src_label, "dst_label": dst_label,
-                   "user_props": user_props}
-            self._run(tx, "graph/create_edges", ctx, "rows", rows, **stamp)
+            row = edge_row(key, edge, ends)
+            groups[(edge.type, "user" in row)].append(row)
+        for (rel_type, user_props), rows in groups.items():
+            ctx = {"rel_type": rel_type, "user_props": user_props}
+            made = sum(self._values(tx, "graph/create_edges", ctx, "rows", rows, **stamp))
+            if made != len(rows):  # an end vanished since it was read: roll the snapshot back
+                raise RuntimeError(f"{rel_type}: {made} of {len(rows)} relationships created "
+                                   "(an end was not found by its element id)")
 
     def _mark_conflicts(self, tx: ManagedTransaction, changes: d.ChangeSet) -> None:
         subjects: dict[tuple[str, str], set[str]] = defaultdict(set)

@@ -157,10 +157,11 @@ class GraphWriter:
     def _check(
         self, tenant: str, batch: GraphBatch, deletes: Sequence[str], pool: ThreadPoolExecutor,
         prior: _Prior,
-    ) -> tuple[dict[str, d.LIVE_NODE], frozenset[str], set[str]]:
+    ) -> tuple[dict[str, d.LIVE_NODE], dict[str, str], set[str]]:
         """Reject the batch on any problem of any record (positions are indexes into
-        ``batch.nodes``/``batch.edges``); return the live nodes it touches, the ids of its
-        nodes that exist (live or closed) and the ids of every live node it names."""
+        ``batch.nodes``/``batch.edges``); return the live nodes it touches, the element ids
+        of the nodes it names that exist (its own nodes, live or closed, and its edges'
+        other, live ends) and the ids of every live node it names."""
         wanted = {n.ceid for n in batch.nodes} | {x for x in deletes if "-[" not in x}
         endpoints = ({e.src for e in batch.edges} | {e.dst for e in batch.edges}) - wanted
         live_endpoints = pool.submit(self._live_ceids, tenant, endpoints)  # both reads at once
@@ -169,7 +170,8 @@ class GraphWriter:
         found = {c: {**sourced[c], "live": True} for c in wanted if c in sourced}
         found.update(self._live_nodes(tenant, sorted(wanted - set(found))))
         live = {c: n for c, n in found.items() if n["live"]}
-        live_ids = set(live) | live_endpoints.result()
+        ends = live_endpoints.result()
+        live_ids = set(live) | set(ends)
         known = live_ids | {n.ceid for n in batch.nodes}
         problems = validate_batch(batch.nodes, batch.edges, self.ontology, known)
         problems += validate_queued(batch.pending, self.ontology)
@@ -180,7 +182,7 @@ class GraphWriter:
                 f"batch rejected: {len(problems)} problem(s); nothing was written",
                 [p.to_dict() for p in problems],
             )
-        return live, frozenset(found), live_ids
+        return live, {**ends, **{c: n["element_id"] for c, n in found.items()}}, live_ids
 
     def _read_prior(
         self, pool: ThreadPoolExecutor, tenant: str, source: str, mode: str,
@@ -273,10 +275,10 @@ class GraphWriter:
                 out[r["ceid"]] = r
         return out
 
-    def _live_ceids(self, tenant: str, ceids: Iterable[str]) -> set[str]:
-        """Which of ``ceids`` are live (existence only: the diff needs no properties of
-        nodes that are only edge endpoints)."""
-        out: set[str] = set()
+    def _live_ceids(self, tenant: str, ceids: Iterable[str]) -> dict[str, str]:
+        """Which of ``ceids`` are live, with their element ids (the diff needs no properties
+        of nodes that are only edge endpoints)."""
+        out: dict[str, str] = {}
         for label, group in self._by_label(sorted(ceids)).items():
             for r in self._read("graph/live_ceids", {"label": label}, tenant=tenant,
                                 ceids=group):
@@ -545,7 +547,7 @@ class _NeoWrite:
     valid_at: datetime
     digest: Future[str]  # the batch's content hash (its WriteMark and intent carry it)
     intent: Future[bytes]  # the intent committed in PostgreSQL (its change rows)
-    existing: frozenset[str]  # ids of the batch's nodes that exist (MERGE, not CREATE)
+    existing: dict[str, str]  # element ids of the nodes that exist (see ``_check``)
 
 
 def embedding_text(node: NodeRecord) -> str:

@@ -16,6 +16,7 @@ import psycopg
 import pytest
 from neo4j import Driver
 
+from substrate.embeddings import make_embedder
 from substrate.errors import ValidationFailed
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import MAXV, GraphWriter
@@ -334,3 +335,38 @@ def test_contradicting_primary_owners_are_both_kept_and_marked(
     remaining = live_edge(driver, tenant, keys[0])
     assert remaining is not None and remaining["conflict"] is False
     assert live_edge(driver, tenant, keys[1]) is None
+
+
+class DeletingEmbedder:
+    """The real embedder, which first deletes a node behind the writer's back: what an
+    out-of-band ``DETACH DELETE`` between the writer's reads and its transaction would do."""
+
+    def __init__(self, settings: Settings, driver: Driver, tenant: str, ceid: str) -> None:
+        self.inner = make_embedder(settings)
+        self.dimensions, self.model_id = self.inner.dimensions, self.inner.model_id
+        self.driver, self.tenant, self.ceid = driver, tenant, ceid
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.driver.execute_query("MATCH (n:Entity {tenant_id: $t, ceid: $c}) DETACH DELETE n",
+                                  {"t": self.tenant, "c": self.ceid})
+        return self.inner.embed_documents(texts)
+
+
+def test_an_edge_whose_end_vanished_before_the_write_rolls_the_snapshot_back(
+    stack: Settings, writer: GraphWriter, driver: Driver, pg: psycopg.Connection[Any],
+    tenant: str,
+) -> None:
+    """Edges find their ends by the element ids read before the transaction; an end gone
+    since then would silently drop its edge: the count check rolls the whole write back."""
+    seed(writer, tenant)
+    before = snapshot_versions(pg, tenant)
+    deleting = GraphWriter(stack, driver, DeletingEmbedder(stack, driver, tenant, "service:b"))
+    with pytest.raises(RuntimeError, match="0 of 1 relationships created"):
+        deleting.commit(GraphBatch([svc("c")], [calls("c", "b")]), source="test",
+                        tenant=tenant)
+    assert node_state(driver, tenant, "service:c") is None  # nothing of the batch written
+    assert snapshot_versions(pg, tenant) == before
+    assert element_counts(driver, tenant) == (1, 0)  # a, left alone by the deletion
+    intents = pg.execute("SELECT count(*) FROM write_intents WHERE tenant_id = %s",
+                         (tenant,)).fetchone()
+    assert intents == (0,)  # the intent was discarded, not left for the reconciler

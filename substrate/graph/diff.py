@@ -10,7 +10,6 @@ its own evidence (ownership from CODEOWNERS and from an HR export can then disag
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,9 +103,14 @@ def diff_edges(
     return seen
 
 
-def _comparable(payload: LIVE_EDGE) -> str:
-    keys = ("type", "src", "dst", "source", "evidence_ref", "confidence", "weight", "props")
-    return json.dumps({k: payload.get(k) for k in keys}, sort_keys=True, default=str)
+_COMPARED = ("type", "src", "dst", "source", "evidence_ref", "confidence", "weight", "props")
+
+
+def _comparable(payload: LIVE_EDGE) -> bytes:
+    """An edge as JSON with sorted keys (1 and 1.0 differ; values JSON does not know as
+    their string form): a stored edge and a stated one are the same edge when these match."""
+    return orjson.dumps({k: payload.get(k) for k in _COMPARED}, option=orjson.OPT_SORT_KEYS,
+                        default=str)
 
 
 def sync_removals(

@@ -11,11 +11,13 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 import nats
+import orjson
 import psycopg
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
@@ -64,12 +66,12 @@ def encode_event(event: dict[str, Any], max_bytes: int) -> bytes:
     """The event as JSON. When its id list does not fit in one NATS message (a bulk import),
     the list is left out and ``changed_ids_truncated`` says so: a consumer reads the ids from
     the change log. Still one message per snapshot, never one that the server refuses."""
-    data = json.dumps(event).encode()
+    data = orjson.dumps(event)
     if len(data) <= max_bytes:
         return data
     slim = {**event, "changed_ids": [], "changed_ids_truncated": True,
             "changed_count": len(event["changed_ids"])}
-    return json.dumps(slim).encode()
+    return orjson.dumps(slim)
 
 
 async def _ignore(error: Exception) -> None:
@@ -95,23 +97,29 @@ async def _publish(settings: Settings, events: list[dict[str, Any]]) -> None:
         await nc.close()
 
 
-def publish_pending(settings: Settings, tenant: str | None = None) -> int:
+def publish_pending(settings: Settings, tenant: str | None = None,
+                    known: Mapping[int, list[str]] | None = None) -> int:
     """Publish every unpublished snapshot (of ``tenant`` only, when given); returns how many
-    were sent (0 if NATS is down). ``published_at`` lets consumers measure their delay."""
+    were sent (0 if NATS is down). ``published_at`` lets consumers measure their delay.
+    ``known``: the changed ids of some of them, by version, as the writer had them (the
+    others' are read from the change log)."""
     try:
-        return drain_outbox(settings, tenant)
+        return drain_outbox(settings, tenant, known)
     except Exception:  # noqa: BLE001 - NATS down: the outbox keeps them for the outbox loop
         return 0
 
 
-def drain_outbox(settings: Settings, tenant: str | None = None) -> int:
+def drain_outbox(settings: Settings, tenant: str | None = None,
+                 known: Mapping[int, list[str]] | None = None) -> int:
     """Like :func:`publish_pending` but raises when NATS (or PostgreSQL) fails."""
+    known = known or {}
     with psycopg.connect(settings.postgres_dsn, connect_timeout=3) as conn:
         pending = [(v, t) for v, t in snapshots.unpublished(conn) if tenant in (None, t)]
         if not pending:
             return 0
         events = [
-            {"snapshot_version": v, "tenant_id": t, "changed_ids": snapshots.changed_ids(conn, v),
+            {"snapshot_version": v, "tenant_id": t,
+             "changed_ids": known[v] if v in known else snapshots.changed_ids(conn, v),
              "bookmarks": snapshots.bookmarks(conn, v)}  # Neo4j's, for read-your-writes
             for v, t in pending
         ]

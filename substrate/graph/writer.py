@@ -120,7 +120,7 @@ class GraphWriter:
                 raise
             session.close()
         if session.unpublished:
-            events.publish_pending(self.settings)
+            events.publish_pending(self.settings, known=session.unpublished)
 
     def _record_intent(
         self, conn: psycopg.Connection[Any], version: int, tenant: str, valid_at: datetime,
@@ -411,7 +411,8 @@ class WriteSession:
         self.conn = conn
         self.pool = pool
         self.pipelined = pipelined
-        self.unpublished = False  # a snapshot whose event the session's end sends
+        # the snapshots whose events the session's end sends, with their changed ids
+        self.unpublished: dict[int, list[str]] = {}
         self._finisher = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="finish")
                           if pipelined else None)
         self._finish_conn: psycopg.Connection[Any] | None = None
@@ -455,10 +456,9 @@ class WriteSession:
         write = _NeoWrite(tenant, source, version, valid_at, digest, intent, existing)
         bookmarks = self._write_neo4j_marked(write, changes, embeddings)
         faults.point("after_neo4j_commit")
-        self._record_snapshot(version, bookmarks, intent.result())
-        return CommitResult(
-            version, digest.result(), changes.changed_ids(), w._counts(changes), queued
-        )
+        changed = changes.changed_ids()
+        self._record_snapshot(version, bookmarks, intent.result(), changed)
+        return CommitResult(version, digest.result(), changed, w._counts(changes), queued)
 
     def _write_neo4j_marked(self, write: _NeoWrite, changes: d.ChangeSet,
                             embeddings: dict[str, list[float]]) -> list[str]:
@@ -480,12 +480,14 @@ class WriteSession:
                     {"neo4j_code": getattr(exc, "code", None)}) from exc
             raise
 
-    def _record_snapshot(self, version: int, bookmarks: list[str], rows: bytes) -> None:
+    def _record_snapshot(self, version: int, bookmarks: list[str], rows: bytes,
+                         changed: list[str]) -> None:
         """The intent becomes the snapshot; its mark is cleared. Pipelined: in the
-        background, in version order (after the previous one), then its event is sent."""
+        background, in version order (after the previous one), then its event is sent.
+        ``changed``: its changed ids (the event's; read from the change log otherwise)."""
         if self._finisher is None:
             self._finish(self.conn, version, bookmarks, rows)
-            self.unpublished = True
+            self.unpublished[version] = changed
             return
         if self._finishing is not None:
             self._finishing.result()
@@ -493,18 +495,20 @@ class WriteSession:
             self._finish_conn = psycopg.connect(self.writer.settings.postgres_dsn,
                                                 autocommit=True)
         self._finishing = self._finisher.submit(self._finish, self._finish_conn, version,
-                                                bookmarks, rows, publish=True)
+                                                bookmarks, rows, changed)
 
     def _finish(self, conn: psycopg.Connection[Any], version: int, bookmarks: list[str],
-                rows: bytes, publish: bool = False) -> None:
+                rows: bytes, publish: list[str] | None = None) -> None:
+        """``publish``: the snapshot's changed ids, to send its event (and any still
+        unsent) now."""
         w = self.writer
         if not intents.complete(conn, version, bookmarks=bookmarks, rows=rows):
             raise Unavailable("the write's intent was reconciled away while its Neo4j "
                               "transaction ran", {"snapshot_version": version})
         faults.point("after_snapshot")
         clear_marks(w.driver, w.cypher, version)
-        if publish:
-            events.publish_pending(w.settings)
+        if publish is not None:
+            events.publish_pending(w.settings, known={version: publish})
 
     def _settle(self) -> BaseException | None:
         """Wait for the previous snapshot's record; its error, if any."""

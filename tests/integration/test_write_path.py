@@ -18,6 +18,7 @@ from neo4j import Driver
 
 from substrate.embeddings import make_embedder
 from substrate.errors import ValidationFailed
+from substrate.graph import snapshots
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import MAXV, GraphWriter
 from substrate.settings import Settings
@@ -251,7 +252,7 @@ def test_sync_keeps_a_node_that_the_batch_still_links_to(
 
 
 def test_one_graph_updated_event_per_committed_batch(
-    stack: Settings, writer: GraphWriter, tenant: str
+    stack: Settings, writer: GraphWriter, pg: psycopg.Connection[Any], tenant: str
 ) -> None:
     durable = f"test-{tenant}"
     create_consumer(stack, durable)
@@ -274,8 +275,9 @@ def test_one_graph_updated_event_per_committed_batch(
         delete_consumer(stack, durable)
     assert versions_once(got) == {r.snapshot_version: 1 for r in made}
     assert [e["snapshot_version"] for e in got] == [r.snapshot_version for r in made]
-    for event, result in zip(got, made, strict=True):
+    for event, result in zip(got, made, strict=True):  # the writer's ids: the change log's
         assert event["changed_ids"] == result.changed_ids
+        assert event["changed_ids"] == snapshots.changed_ids(pg, result.snapshot_version or 0)
     assert got[0]["changed_ids"] == sorted(["service:a", "service:b", key("a", "b")])
 
 

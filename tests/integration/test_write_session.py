@@ -19,6 +19,9 @@ from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
 from tests.support.graphstate import (
     assert_change_log_matches_graph,
+    create_consumer,
+    delete_consumer,
+    drain_events,
     drop_tenant_graph,
     new_tenant,
     snapshot_versions,
@@ -80,6 +83,30 @@ def test_a_pipelined_session_records_every_snapshot_in_order(
     assert logged == [(ODD, "a\\b\tc")]  # escaped for COPY, stored as given
     assert pg.execute("SELECT count(*) FROM write_intents").fetchone() == (0,)
     assert unpublished(pg, tenant) == 0  # each snapshot's event went out
+
+
+def test_a_pipelined_session_sends_each_snapshot_s_event_with_the_change_log_s_ids(
+    writer: GraphWriter, stack: Settings, pg: psycopg.Connection[Any], tenant: str,
+) -> None:
+    durable = f"test-{tenant}"
+    create_consumer(stack, durable)
+    try:
+        with writer.session(pipelined=True) as session:
+            results = [session.commit(b, source="s", tenant=tenant) for b in (
+                GraphBatch([svc("service:a"), svc("service:b")],
+                           [calls("service:a", "service:b")]),
+                GraphBatch([svc("service:c")], [calls("service:b", "service:c")]),
+                GraphBatch([], [calls("service:b", "service:c", "test://x#L9")]))]
+        versions = [r.snapshot_version or 0 for r in results]
+        got = drain_events(stack, durable, tenant, set(versions))
+    finally:
+        delete_consumer(stack, durable)
+    assert [e["snapshot_version"] for e in got] == versions
+    for event, result, version in zip(got, results, versions, strict=True):
+        assert event["changed_ids"] == snapshots.changed_ids(pg, version)
+        assert event["changed_ids"] == result.changed_ids
+    assert got[2]["changed_ids"] == ["service:b", "service:b-[CALLS]->service:c@s",
+                                     "service:c"]
 
 
 def test_a_rejected_batch_leaves_the_session_s_earlier_snapshots_recorded(

@@ -17,6 +17,7 @@ import psycopg
 
 from substrate.connectors.jsonl_format import parse_record
 from substrate.errors import ValidationFailed
+from substrate.gc_policy import bulk_work
 from substrate.graph.fitting import Part, commit_fitting
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.writer import CommitResult, GraphWriter, WriteSession
@@ -158,6 +159,7 @@ def ingest_jsonl(
                               progress=progress)
 
 
+@bulk_work()
 def ingest_jsonl_files(
     writer: GraphWriter, files: Sequence[JsonlFile], *, source: str | None = None,
     tenant: str | None = None, batch_size: int = BATCH_RECORDS, resume: bool = True,

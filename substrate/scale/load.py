@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from substrate.connectors.jsonl_ingest import BATCH_RECORDS, JsonlFile, ingest_jsonl_files
+from substrate.gc_policy import bulk_work
 from substrate.graph.writer import GraphWriter
 from substrate.scale.generator import Org, generate
 
@@ -92,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     directory = args.dir or settings.home / "scale" / f"{args.size}-{args.seed}"
     driver = neo4j_driver(settings)
     try:
-        result = load_org(GraphWriter(settings, driver), generate(args.size, args.seed),
-                          directory, args.tenant)
+        with bulk_work():  # the generator too
+            result = load_org(GraphWriter(settings, driver), generate(args.size, args.seed),
+                              directory, args.tenant)
     finally:
         driver.close()
     print(f"{result.edges:,} edges, {result.nodes:,} nodes, {result.snapshots} snapshots in "

@@ -48,4 +48,3 @@ def bulk_work() -> Iterator[None]:
                 gc.set_threshold(*_before)
                 gc.unfreeze()
                 _before = None
-

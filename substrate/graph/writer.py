@@ -498,8 +498,8 @@ class WriteSession:
                                                 bookmarks, rows, changed)
 
     def _finish(self, conn: psycopg.Connection[Any], version: int, bookmarks: list[str],
-                rows: bytes, publish: list[str] | None = None) -> None:
-        """``publish``: the snapshot's changed ids, to send its event (and any still
+                rows: bytes, changed: list[str] | None = None) -> None:
+        """``changed``: the snapshot's changed ids, given to send its event (and any still
         unsent) now."""
         w = self.writer
         if not intents.complete(conn, version, bookmarks=bookmarks, rows=rows):
@@ -507,8 +507,8 @@ class WriteSession:
                               "transaction ran", {"snapshot_version": version})
         faults.point("after_snapshot")
         clear_marks(w.driver, w.cypher, version)
-        if publish is not None:
-            events.publish_pending(w.settings, known={version: publish})
+        if changed is not None:
+            events.publish_pending(w.settings, known={version: changed})
 
     def _settle(self) -> BaseException | None:
         """Wait for the previous snapshot's record; its error, if any."""

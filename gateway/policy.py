@@ -85,9 +85,9 @@ class RequestPolicy:
 
     def redacted(self, data: Any, success: bool) -> Any:
         """``data`` redacted; a successful object answer also gets the ``policy`` block."""
-        data = self.redactor.walk(data)
+        data = self.redactor.walk(data)  # the same object when nothing needed redacting
         if isinstance(data, dict) and success:
-            data["policy"] = self.block()
+            return {**data, "policy": self.block()}
         return data
 
     def block(self) -> dict[str, Any]:

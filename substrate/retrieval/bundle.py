@@ -157,6 +157,23 @@ def path_confidences(seeds: tuple[SeedRef, ...], hops: tuple[Hop, ...]) -> dict[
     return out
 
 
+def weakest_path(seeds: tuple[SeedRef, ...], ordered: list[Hop]) -> float | None:
+    """The smallest of ``path_confidences`` (rounded), from distinct hops in ``sorted_hops``
+    order (by hop number first): one pass, no hop hashed. None without hops."""
+    reach: dict[str, float] = {s.ceid: 1.0 for s in seeds}
+    found: dict[str, float] = {}
+    level, weakest = None, None
+    for h in ordered:
+        if h.hop != level:  # a new level reaches from everything the earlier ones reached
+            for target, conf in found.items():
+                reach[target] = max(reach.get(target, 0.0), conf)
+            found, level = {}, h.hop
+        conf = reach.get(h.source, 1.0) * h.confidence
+        found[h.target] = max(found.get(h.target, 0.0), conf)
+        weakest = conf if weakest is None else min(weakest, conf)
+    return None if weakest is None else round(weakest, 6)
+
+
 @dataclass(frozen=True)
 class EvidenceBundle:
     snapshot_version: int | str
@@ -168,19 +185,19 @@ class EvidenceBundle:
 
     @property
     def aggregate_confidence(self) -> float | None:
-        paths = path_confidences(self.seeds, self.hops)
-        return round(min(paths.values()), 6) if paths else None
+        return weakest_path(self.seeds, sorted_hops(set(self.hops)))
 
     def to_dict(self) -> dict[str, Any]:
+        hops = sorted_hops(set(self.hops))
         return {
             "snapshot_version": self.snapshot_version,
             "ontology_version": self.ontology_version,
             "seed": [s.to_dict() for s in _sorted_seeds(set(self.seeds))],
-            "hops": [h.to_dict() for h in sorted_hops(set(self.hops))],
+            "hops": [h.to_dict() for h in hops],
             "conflicts": [c.to_dict() for c in sorted(
                 set(self.conflicts), key=lambda c: (c.subject, c.predicate, _canonical(c)))],
             "truncated": self.truncated,
-            "confidence": self.aggregate_confidence,
+            "confidence": weakest_path(self.seeds, hops),
         }
 
     def to_json(self) -> str:

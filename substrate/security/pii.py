@@ -29,6 +29,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -251,6 +252,40 @@ def _remember_clean(kinds: frozenset[str], value: str) -> None:
     clean.add(value)
 
 
+_NOTHING_CLEAN: frozenset[str] = frozenset()
+
+
+def _unknown_text(value: Any, clean: AbstractSet[str], long_clean: AbstractSet[str]) -> bool:
+    """Whether ``value`` holds a string that may need redacting: long enough and not known
+    clean (an unusual type counts too: the full walk handles it)."""
+    kind = type(value)
+    if kind is str:
+        return len(value) >= MIN_LENGTH and value not in clean and value not in long_clean
+    if kind in _SCALARS:
+        return False
+    if kind is dict:
+        for k, v in value.items():
+            vk = type(v)
+            if vk is str:
+                if (len(v) >= MIN_LENGTH and v not in clean and v not in long_clean
+                        and k not in NOT_TEXT_KEYS):
+                    return True
+            elif vk not in _SCALARS and k not in NOT_TEXT_KEYS \
+                    and _unknown_text(v, clean, long_clean):
+                return True
+        return False
+    if kind is list or kind is tuple:
+        for v in value:
+            vk = type(v)
+            if vk is str:
+                if len(v) >= MIN_LENGTH and v not in clean and v not in long_clean:
+                    return True
+            elif vk not in _SCALARS and _unknown_text(v, clean, long_clean):
+                return True
+        return False
+    return True
+
+
 @dataclass
 class Redactor:
     """Redacts every string of a JSON-like value (dict keys are left alone) and keeps the
@@ -283,22 +318,31 @@ class Redactor:
         return out
 
     def walk(self, value: Any) -> Any:
+        """``value`` with its strings redacted: ``value`` itself, not a copy, when every
+        string in it is known clean (most answers), else a copy."""
+        clean = _CLEAN.get(self.kinds) or _NOTHING_CLEAN
+        long_clean = _CLEAN_LONG.get(self.kinds) or _NOTHING_CLEAN
+        if not _unknown_text(value, clean, long_clean):
+            return value
+        return self._rebuild(value)
+
+    def _rebuild(self, value: Any) -> Any:
         kind = type(value)  # exact types first: every string of every answer comes here
         if kind is str:
             return self.text(value)
         if kind in _SCALARS:
             return value
         if kind is dict:
-            return {k: v if k in NOT_TEXT_KEYS or type(v) in _SCALARS else self.walk(v)
+            return {k: v if k in NOT_TEXT_KEYS or type(v) in _SCALARS else self._rebuild(v)
                     for k, v in value.items()}
         if kind is list or kind is tuple:
-            return [v if type(v) in _SCALARS else self.walk(v) for v in value]
+            return [v if type(v) in _SCALARS else self._rebuild(v) for v in value]
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: v if k in NOT_TEXT_KEYS else self.walk(v) for k, v in value.items()}
+            return {k: v if k in NOT_TEXT_KEYS else self._rebuild(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.walk(v) for v in value]
+            return [self._rebuild(v) for v in value]
         return value
 
     def summary(self) -> dict[str, int]:

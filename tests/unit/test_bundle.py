@@ -12,6 +12,8 @@ from substrate.retrieval.bundle import (
     Hop,
     SeedRef,
     path_confidences,
+    sorted_hops,
+    weakest_path,
 )
 
 SEEDS = (SeedRef("order:ord_881", "Order", "ord_881", 0.93),)
@@ -66,6 +68,24 @@ def test_path_confidence_takes_the_best_way_in() -> None:
     paths = path_confidences((SeedRef("s", "Service"),), hops)
     assert paths[hops[2]] == pytest.approx(0.45)
     assert paths[hops[3]] == pytest.approx(0.7)
+
+
+def test_the_weakest_path_is_the_smallest_path_confidence_on_random_graphs() -> None:
+    """weakest_path's one pass over sorted hops agrees with path_confidences, duplicates,
+    several levels, orphans and several ways in included."""
+    rng = random.Random(11)
+    nodes = [f"n{i}" for i in range(8)]
+    for _ in range(300):
+        seeds = tuple(SeedRef(c, "Service") for c in rng.sample(nodes, rng.randint(0, 2)))
+        hops = tuple(Hop(rng.randint(1, 3), rng.choice(nodes), rng.choice("AB"),
+                         rng.choice(nodes), f"e{rng.randint(0, 3)}",
+                         rng.choice((0.2, 0.5, 0.9, 1.0)))
+                     for _ in range(rng.randint(0, 10)))
+        hops += hops[: rng.randint(0, 2)]  # exact duplicates
+        paths = path_confidences(seeds, hops)
+        expected = round(min(paths.values()), 6) if paths else None
+        assert weakest_path(seeds, sorted_hops(set(hops))) == expected
+        assert EvidenceBundle(1, "o", seeds, hops).to_dict()["confidence"] == expected
 
 
 def test_same_inputs_in_any_order_give_byte_identical_json() -> None:

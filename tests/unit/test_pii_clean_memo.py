@@ -58,3 +58,37 @@ def test_the_long_clean_set_is_bounded_and_skips_very_long_texts(
     assert len(pii._CLEAN_LONG[kinds]) <= 2
     huge = "y " * pii.LONG_MAX_LENGTH
     assert r.text(huge) == huge and huge not in pii._CLEAN_LONG[kinds]
+
+
+def test_an_answer_of_known_clean_strings_is_returned_as_it_is() -> None:
+    kinds = frozenset({"email"})
+    answer = {"service": {"ceid": "service:checkout", "name": "checkout"},
+              "hops": [{"evidence_ref": "compose.yml#L1@abc1234", "confidence": 1.0,
+                        "refs": ["compose.yml#L1@abc1234", ["a", 2]]}],
+              "summary": "checkout authorises payments asynchronously; " * 8, "n": None}
+    first = Redactor(kinds=kinds).walk(answer)
+    assert first == answer and first is not answer  # unknown strings: walked and copied
+    again = Redactor(kinds=kinds)
+    assert again.walk(answer) is answer and again.summary() == {}
+
+
+def test_a_string_needing_redaction_anywhere_makes_a_redacted_copy() -> None:
+    kinds = frozenset({"email"})
+    Redactor(kinds=kinds).walk({"name": "checkout service", "ref": "compose.yml#L1@abc1"})
+    for answer in ({"name": "checkout service", "owner": "ops.lead@example.com"},
+                   {"name": "checkout service", "rows": [["ops.lead@example.com"]]},
+                   {"name": "checkout service", "rows": ({"who": "ops.lead@example.com"},)}):
+        r = Redactor(kinds=kinds)
+        out = r.walk(answer)
+        assert out is not answer and r.summary() == {"email": 1}
+        assert "ops.lead@example.com" not in repr(out)
+        assert "ops.lead@example.com" in repr(answer)  # the caller's value is left alone
+
+
+def test_structural_keys_are_neither_redacted_nor_make_a_copy() -> None:
+    kinds = frozenset({"email"})
+    answer = {"name": "checkout service", "cache": {"key": "ops.lead@example.com"},
+              "bundle_hash": "ops.lead@example.com"}
+    Redactor(kinds=kinds).walk(answer)
+    r = Redactor(kinds=kinds)
+    assert r.walk(answer) is answer and r.summary() == {}

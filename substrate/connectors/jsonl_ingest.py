@@ -20,6 +20,7 @@ from substrate.errors import ValidationFailed
 from substrate.gc_policy import bulk_work
 from substrate.graph.fitting import Part, commit_fitting
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
+from substrate.graph.session_memory import SessionMemory
 from substrate.graph.writer import CommitResult, GraphWriter, WriteSession
 from substrate.observability.metrics import observe_ingest
 from substrate.observability.progress import Bar, advance, set_total
@@ -186,12 +187,13 @@ def ingest_jsonl_files(
             set_total(progress, sum(_line_count(p.file.path) for p in plans))
             advance(progress, sum(p.start for p in plans))
         session, since, done = None, 0.0, {p.key: p.start for p in plans}
+        memory = SessionMemory()  # what the sessions learn of the graph, handed on
         for plan, batch, node_lines, edge_lines, last in _prefetched(
                 _all_batches(plans, batch_size)):
             committing = time.monotonic()
             if session is None or committing - since > LOCK_HOLD_S:
                 held.close()  # other writers get their turn between sessions
-                session = held.enter_context(writer.session(pipelined=True))
+                session = held.enter_context(writer.session(pipelined=True, memory=memory))
                 since = time.monotonic()
             committed = commit_fitting(
                 partial(_commit_one, session, source=plan.source, tenant=tenant,

@@ -87,6 +87,9 @@ class WritePlan:
     # ceid -> element id of every node the batch names that exists: the batch's nodes live or
     # closed (MERGE them, never CREATE) and its edges' other, live ends
     existing: Mapping[str, str] = field(default_factory=dict)
+    # ceid -> element id of the nodes the last run created (its transaction's, when it ran
+    # again after a transient error)
+    created: dict[str, str] = field(default_factory=dict)
 
     def _run(self, tx: ManagedTransaction, name: str, ctx: dict[str, Any],
              rows_key: str, rows: list[Any], **extra: Any) -> None:
@@ -115,7 +118,8 @@ class WritePlan:
         for (rel_type, src_label), rows in closing.items():
             ctx = {"rel_type": rel_type, "src_label": src_label}
             self._run(tx, "graph/close_edges", ctx, "rows", rows, **stamp)
-        ends = {**self.existing, **self._upsert_nodes(tx, changes, embeddings, ts)}
+        self.created = self._upsert_nodes(tx, changes, embeddings, ts)
+        ends = {**self.existing, **self.created}
         drops: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for ceid, remaining in changes.node_source_drops:
             drops[storage(ceid)].append({"ceid": ceid, "sources": remaining})

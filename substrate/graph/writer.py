@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -30,6 +30,7 @@ from substrate.graph.neo4j_write import edge_rows
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.graph.reconcile import clear_marks, reconcile_locked
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
+from substrate.graph.session_memory import SessionMemory
 from substrate.graph.validation import Problem, validate_batch, validate_queued
 from substrate.graph.verification import QueueItem, enqueue
 from substrate.settings import Settings
@@ -99,7 +100,8 @@ class GraphWriter:
             return session.commit(batch, **options)
 
     @contextlib.contextmanager
-    def session(self, pipelined: bool = False) -> Iterator[WriteSession]:
+    def session(self, pipelined: bool = False, memory: SessionMemory | None = None
+                ) -> Iterator[WriteSession]:
         """Hold the writers' lock for several commits (after reconciling what a crashed
         writer left). ``pipelined``: each snapshot's PostgreSQL record (intent -> snapshot,
         change log, audit), the clearing of its mark and its event run in a background
@@ -107,12 +109,16 @@ class GraphWriter:
         the Neo4j commit, which is all it depends on). A commit then returns once Neo4j has
         committed; the session's end waits for the rest and raises its error. A crash in
         between leaves a marked intent, which reconciliation completes (as for any crash
-        after the Neo4j commit)."""
+        after the Neo4j commit). ``memory``: what an earlier session of the same import
+        learned of the graph (see ``session_memory``), kept when no other writer came in
+        between; the session adds to it."""
         with psycopg.connect(self.settings.postgres_dsn, autocommit=True) as conn, \
                 snapshots.writers_lock(conn), \
                 ThreadPoolExecutor(max_workers=4, thread_name_prefix="writer") as pool:
             reconcile_locked(conn, self.driver, self.cypher)  # a crashed writer's leftovers
-            session = WriteSession(self, conn, pool, pipelined)
+            if memory is not None:
+                memory.resume(snapshots.next_version(conn))
+            session = WriteSession(self, conn, pool, pipelined, memory or SessionMemory())
             try:
                 yield session
             except BaseException:
@@ -156,24 +162,27 @@ class GraphWriter:
 
     def _check(
         self, tenant: str, batch: GraphBatch, deletes: Sequence[str], pool: ThreadPoolExecutor,
-        prior: _Prior,
+        prior: _Prior, known: Mapping[str, str] | None = None,
     ) -> tuple[dict[str, d.LIVE_NODE], dict[str, str], set[str]]:
         """Reject the batch on any problem of any record (positions are indexes into
         ``batch.nodes``/``batch.edges``); return the live nodes it touches, the element ids
         of the nodes it names that exist (its own nodes, live or closed, and its edges'
-        other, live ends) and the ids of every live node it names."""
+        other, live ends) and the ids of every live node it names. ``known``: nodes known
+        live, with their element ids (a write session's own), not read again as ends."""
         wanted = {n.ceid for n in batch.nodes} | {x for x in deletes if "-[" not in x}
         endpoints = ({e.src for e in batch.edges} | {e.dst for e in batch.edges}) - wanted
-        live_endpoints = pool.submit(self._live_ceids, tenant, endpoints)  # both reads at once
+        known_ends = {c: known[c] for c in endpoints if c in known} if known else {}
+        live_endpoints = pool.submit(  # both reads at once
+            self._live_ceids, tenant, endpoints - known_ends.keys())
         # in sync mode the source's live nodes are read anyway: only the others are looked up
         sourced = prior.source_nodes.result() if prior.source_nodes else {}
         found = {c: {**sourced[c], "live": True} for c in wanted if c in sourced}
         found.update(self._live_nodes(tenant, sorted(wanted - set(found))))
         live = {c: n for c, n in found.items() if n["live"]}
-        ends = live_endpoints.result()
+        ends = {**known_ends, **live_endpoints.result()}
         live_ids = set(live) | set(ends)
-        known = live_ids | {n.ceid for n in batch.nodes}
-        problems = validate_batch(batch.nodes, batch.edges, self.ontology, known)
+        named = live_ids | {n.ceid for n in batch.nodes}
+        problems = validate_batch(batch.nodes, batch.edges, self.ontology, named)
         problems += validate_queued(batch.pending, self.ontology)
         problems += [Problem(x, "delete of an element that is not live") for x in deletes
                      if "-[" not in x and x not in live]
@@ -187,13 +196,15 @@ class GraphWriter:
     def _read_prior(
         self, pool: ThreadPoolExecutor, tenant: str, source: str, mode: str,
         nodes: list[NodeRecord], edges: list[EdgeRecord], keep_edge_sources: bool,
+        known_absent: Callable[[str, str, str], bool] | None = None,
     ) -> _Prior:
         """Start the reads of what the graph holds before the batch. In sync mode the
         source's live nodes and edges are read whole (to withdraw what the batch no longer
         says); the batch's edges are among the source's own unless they keep their sources,
         so they need no read of their own. Otherwise the edges between nodes the batch does
         not carry are read now; those touching a batch node only after the nodes are read,
-        and only when both ends are live (a fresh load's edges need no read)."""
+        and only when both ends are live (a fresh load's edges need no read). Edges
+        ``known_absent`` (key, start, end) says are not live are never read."""
         sync = mode == "sync"
         source_nodes = pool.submit(self._source_nodes, tenant, source) if sync else None
         source_edges = pool.submit(self._source_edges, tenant, source) if sync else None
@@ -205,7 +216,11 @@ class GraphWriter:
         late: list[EdgeRecord] = []
         for e in edges:
             (late if e.src in carried or e.dst in carried else early).append(e)
-        live_edges = pool.submit(self._live_edges, tenant, [(d.edge_key(e), e.src) for e in early])
+        keys = [(d.edge_key(e), e.src, e.dst) for e in early]
+        if known_absent is not None:
+            keys = [k for k in keys if not known_absent(*k)]
+            late = [e for e in late if not known_absent(d.edge_key(e), e.src, e.dst)]
+        live_edges = pool.submit(self._live_edges, tenant, [(k, src) for k, src, _ in keys])
         return _Prior(live_edges, late, source_nodes, source_edges)
 
     def _diff(
@@ -377,10 +392,11 @@ class GraphWriter:
 
     # --- the Neo4j transaction ----------------------------------------------------------
     def _write_neo4j(self, write: _NeoWrite, changes: d.ChangeSet,
-                     embeddings: dict[str, list[float]]) -> list[str]:
+                     embeddings: dict[str, list[float]]) -> tuple[list[str], dict[str, str]]:
         """Run the write; its bookmarks (raw values) go into the snapshot's ``graph.updated``
         event, so other processes' routed reads at this snapshot wait for it too. The
-        transaction commits only after the intent has (``write.intent``)."""
+        transaction commits only after the intent has (``write.intent``). Returns the
+        bookmarks and the element ids of the nodes it created."""
         from substrate.graph.neo4j_write import WritePlan
 
         plan = WritePlan(self.cypher, self.ontology, write.tenant, write.source, write.version,
@@ -399,14 +415,15 @@ class GraphWriter:
         with self.driver.session(
                 bookmark_manager=self.driver.execute_query_bookmark_manager) as session:
             session.execute_write(work)
-            return sorted(session.last_bookmarks().raw_values)
+            return sorted(session.last_bookmarks().raw_values), plan.created
 
 
 class WriteSession:
     """Commits under one hold of the writers' lock (see :meth:`GraphWriter.session`)."""
 
     def __init__(self, writer: GraphWriter, conn: psycopg.Connection[Any],
-                 pool: ThreadPoolExecutor, pipelined: bool) -> None:
+                 pool: ThreadPoolExecutor, pipelined: bool,
+                 memory: SessionMemory | None = None) -> None:
         self.writer = writer
         self.conn = conn
         self.pool = pool
@@ -417,14 +434,24 @@ class WriteSession:
                           if pipelined else None)
         self._finish_conn: psycopg.Connection[Any] | None = None
         self._finishing: Future[None] | None = None  # the previous snapshot's record
+        # per tenant, what its own commits read, created and closed (no other writer runs
+        # while it holds the lock); forgotten on any failed commit
+        self.memory = memory or SessionMemory()
 
     def commit(self, batch: GraphBatch, **options: Unpack[CommitOptions]) -> CommitResult:
         """See :meth:`GraphWriter.commit`."""
+        tenant = options.get("tenant") or self.writer.settings.tenant
+        try:
+            return self._commit(batch, tenant, options)
+        except BaseException:
+            self.memory.forget(tenant)  # whatever the failure left: read again
+            raise
+
+    def _commit(self, batch: GraphBatch, tenant: str, options: CommitOptions) -> CommitResult:
         w, conn, pool = self.writer, self.conn, self.pool
         if self._finishing is not None and self._finishing.done():
             self._finishing.result()  # the previous snapshot's record failed: stop here
         source = options["source"]
-        tenant = options.get("tenant") or w.settings.tenant
         valid_at = options.get("valid_at") or datetime.now(UTC)
         mode, deletes = options.get("mode", "upsert"), options.get("deletes", ())
         note = options.get("note")
@@ -434,12 +461,15 @@ class WriteSession:
                                              replace(e, source=source) for e in batch.edges],
                                batch.pending)
         nodes, edges, pending = w._split_by_confidence(batch, options.get("verified", False))
+        memory = self.memory.tenant(tenant)
         # read while the nodes are read and checked; hashed while Neo4j works
-        prior = w._read_prior(pool, tenant, source, mode, nodes, edges, keep_edge_sources)
+        prior = w._read_prior(pool, tenant, source, mode, nodes, edges, keep_edge_sources,
+                              memory.known_absent)
         digest = pool.submit(d.content_hash, nodes, edges, source, mode)
         with conn.transaction():  # the queue and the embedding model (the intent: below)
             version = snapshots.next_version(conn)
-            live, existing, live_ids = w._check(tenant, batch, deletes, pool, prior)
+            live, existing, live_ids = w._check(tenant, batch, deletes, pool, prior,
+                                                memory.live)
             queued = enqueue(conn, tenant, source, pending)  # queued items too
             changes = w._diff(tenant, source, nodes, edges, deletes, live, live_ids, prior)
             if changes.empty:
@@ -454,15 +484,19 @@ class WriteSession:
         intent = pool.submit(w._record_intent, conn, version, tenant, valid_at, source,
                              digest, changes, note)
         write = _NeoWrite(tenant, source, version, valid_at, digest, intent, existing)
-        bookmarks = self._write_neo4j_marked(write, changes, embeddings)
+        bookmarks, created = self._write_neo4j_marked(write, changes, embeddings)
         faults.point("after_neo4j_commit")
+        memory.remember(existing, live_ids, created, changes)
+        self.memory.last_version = version
         changed = changes.changed_ids()
         self._record_snapshot(version, bookmarks, intent.result(), changed)
         return CommitResult(version, digest.result(), changed, w._counts(changes), queued)
 
     def _write_neo4j_marked(self, write: _NeoWrite, changes: d.ChangeSet,
-                            embeddings: dict[str, list[float]]) -> list[str]:
-        """The Neo4j transaction (returns its bookmarks); on failure settle the intent now
+                            embeddings: dict[str, list[float]]
+                            ) -> tuple[list[str], dict[str, str]]:
+        """The Neo4j transaction (returns its bookmarks and the element ids of the nodes
+        it created); on failure settle the intent now
         (mark present: complete it; absent: discard it), or leave it to the reconciler when
         Neo4j cannot tell."""
         try:

@@ -1,0 +1,179 @@
+"""A write session remembers what its own commits read, created and closed
+(``substrate/graph/session_memory.py``) instead of reading it back: the same commits give
+the same snapshots in one session as one session each, with fewer reads, and a failed
+commit makes the session forget the tenant."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from neo4j import Driver
+
+from substrate.errors import ValidationFailed
+from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
+from substrate.graph.session_memory import SessionMemory
+from substrate.graph.writer import GraphWriter
+from substrate.settings import Settings
+from tests.support.graphstate import (
+    assert_change_log_matches_graph,
+    drop_tenant_graph,
+    new_tenant,
+    snapshot_versions,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def svc(name: str, **props: Any) -> NodeRecord:
+    return NodeRecord(f"service:{name}", "Service", {"name": name, **props})
+
+
+def calls(a: str, b: str, ref: str = "src/a.py#L1@c1", **props: Any) -> EdgeRecord:
+    return EdgeRecord("CALLS", f"service:{a}", f"service:{b}", ref, props=props)
+
+
+# (batch, commit options): new nodes, edges between nodes created earlier in the session, an
+# edge stated again unchanged and changed, a node closed then named by an edge (refused)
+# and stated again, an edge to a node that existed before the session
+STEPS: list[tuple[GraphBatch, dict[str, Any]]] = [
+    (GraphBatch([svc("a"), svc("b"), svc("c")]), {}),
+    (GraphBatch([], [calls("a", "b"), calls("b", "c")]), {}),
+    (GraphBatch([], [calls("a", "b"), calls("a", "c", proto="grpc")]), {}),
+    (GraphBatch([], [calls("b", "c", ref="src/b.py#L9@c2"), calls("c", "a")]), {}),
+    (GraphBatch([svc("d")], [calls("d", "a"), calls("a", "d")]), {}),
+    (GraphBatch([]), {"deletes": ["service:c"]}),
+    (GraphBatch([], [calls("a", "c")]), {"refused": True}),
+    (GraphBatch([svc("c", tier="gold")], [calls("a", "c"), calls("c", "pre")]), {}),
+    (GraphBatch([], [calls("a", "b"), calls("c", "a"), calls("pre", "d")]), {}),
+]
+
+
+def run_steps(writer: GraphWriter, tenant: str, session_per_commit: bool
+              ) -> list[dict[str, Any]]:
+    """Each step's CommitResult counts (``refused`` when refused), in a session per commit
+    or all in one session."""
+    writer.commit(GraphBatch([svc("pre")]), source="before", tenant=tenant)
+    out: list[dict[str, Any]] = []
+
+    def commit(session: Any, batch: GraphBatch, options: dict[str, Any]) -> None:
+        opts = {k: v for k, v in options.items() if k != "refused"}
+        if options.get("refused"):
+            with pytest.raises(ValidationFailed):
+                session.commit(batch, source="s", tenant=tenant, **opts)
+            out.append({"refused": True})
+            return
+        result = session.commit(batch, source="s", tenant=tenant, **opts)
+        out.append(dict(result.counts or {}))
+
+    if session_per_commit:
+        for batch, options in STEPS:
+            with writer.session(pipelined=True) as session:
+                commit(session, batch, options)
+    else:
+        with writer.session(pipelined=True) as session:
+            for batch, options in STEPS:
+                commit(session, batch, options)
+                if options.get("refused"):  # a refused commit: the tenant is read again
+                    assert tenant not in session.memory.tenants
+    return out
+
+
+def change_log(pg: psycopg.Connection[Any], tenant: str) -> list[tuple[Any, ...]]:
+    """The tenant's change log, snapshots numbered from 0 (so two tenants compare)."""
+    versions = snapshot_versions(pg, tenant)
+    rows = pg.execute(
+        "SELECT snapshot_version, element_kind, element_id, op, after FROM change_log "
+        "WHERE tenant_id = %s ORDER BY snapshot_version, element_kind, element_id, op",
+        (tenant,)).fetchall()
+    return [(versions.index(v), kind, element, op, _plain(after))
+            for v, kind, element, op, after in rows]
+
+
+def _plain(after: Any) -> Any:
+    if not isinstance(after, dict):
+        return after
+    return {k: v for k, v in after.items() if k not in ("valid_from_ts", "valid_at")}
+
+
+@pytest.fixture
+def tenants(driver: Driver) -> Iterator[tuple[str, str]]:
+    pair = (new_tenant("memory-each"), new_tenant("memory-one"))
+    yield pair
+    for name in pair:
+        drop_tenant_graph(driver, name)
+
+
+@pytest.fixture(scope="module")
+def writer(stack: Settings, driver: Driver) -> GraphWriter:
+    return GraphWriter(stack, driver)
+
+
+def test_one_session_writes_what_one_session_per_commit_writes(
+    writer: GraphWriter, driver: Driver, pg: psycopg.Connection[Any],
+    tenants: tuple[str, str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: Counter[str] = Counter()
+    read = GraphWriter._read
+
+    def counted(self: GraphWriter, name: str, ctx: dict[str, Any], **params: Any
+                ) -> list[dict[str, Any]]:
+        reads[f"{params.get('tenant')} {name}"] += len(params.get("rows")
+                                                      or params.get("ceids") or [])
+        return read(self, name, ctx, **params)
+
+    monkeypatch.setattr(GraphWriter, "_read", counted)
+    each, one = tenants
+    assert run_steps(writer, each, session_per_commit=True) == run_steps(
+        writer, one, session_per_commit=False)
+    assert change_log(pg, each) == change_log(pg, one)
+    for tenant in (each, one):
+        for version in snapshot_versions(pg, tenant):
+            assert_change_log_matches_graph(driver, pg, tenant, version)
+    # the session read fewer edges and edge ends: those it had created or found itself
+    for template in ("graph/live_edges", "graph/live_ceids"):
+        assert reads[f"{one} {template}"] < reads[f"{each} {template}"], (template, reads)
+
+
+def test_a_failed_write_makes_the_session_forget_the_tenant(
+    writer: GraphWriter, pg: psycopg.Connection[Any], tenants: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tenant = tenants[0]
+    with writer.session() as session:
+        session.commit(GraphBatch([svc("a"), svc("b")]), source="s", tenant=tenant)
+        assert set(session.memory.tenants[tenant].born) == {"service:a", "service:b"}
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("Neo4j went away")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(GraphWriter, "_write_neo4j", broken)
+            with pytest.raises(RuntimeError):
+                session.commit(GraphBatch([], [calls("a", "b")]), source="s", tenant=tenant)
+        assert tenant not in session.memory.tenants
+        # the next commit reads what it needs again, and finds the edge absent
+        result = session.commit(GraphBatch([], [calls("a", "b")]), source="s", tenant=tenant)
+        assert (result.counts or {}).get("edges_added") == 1
+    assert len(snapshot_versions(pg, tenant)) == 2
+
+
+def test_memory_handed_to_the_next_session_is_kept_only_when_nobody_wrote_between(
+    writer: GraphWriter, tenants: tuple[str, str],
+) -> None:
+    mine, other = tenants
+    memory = SessionMemory()
+    with writer.session(memory=memory) as session:
+        session.commit(GraphBatch([svc("a"), svc("b")]), source="s", tenant=mine)
+    with writer.session(memory=memory) as session:  # nobody wrote in between: kept
+        assert set(memory.tenants[mine].born) == {"service:a", "service:b"}
+        session.commit(GraphBatch([], [calls("a", "b")]), source="s", tenant=mine)
+    assert memory.tenants[mine].made
+    writer.commit(GraphBatch([svc("x")]), source="s", tenant=other)  # another writer
+    with writer.session(memory=memory) as session:
+        assert memory.tenants == {}  # forgotten: the graph may have changed under it
+        result = session.commit(GraphBatch([], [calls("a", "b")]), source="s", tenant=mine)
+        assert not (result.counts or {}).get("edges_added")  # read again: already there

@@ -15,6 +15,10 @@ stays true. The session remembers, per tenant:
   ``born`` whose key's hash is not here was never created, so it is not live and needs no
   read (``graph/live_edges``); when the hash is here (or collides) it is read as before.
 
+When the tenant had no node at all when the memory of it began (``complete``), the memory
+knows it whole: a node it did not create does not exist (``known_absent_node``), and an edge
+it did not make is not live whatever its ends.
+
 The session forgets a tenant on any failed commit (see ``WriteSession.commit``). A
 :class:`SessionMemory` can be handed from one session to the next (a long import hands the
 writers' lock back between sessions): the next keeps it only when no other snapshot was
@@ -41,10 +45,16 @@ class TenantMemory:
     live: dict[str, str] = field(default_factory=dict)
     born: set[str] = field(default_factory=set)
     made: set[int] = field(default_factory=set)
+    complete: bool = False  # the tenant had no node when this memory began
 
     def known_absent(self, key: str, src: str, dst: str) -> bool:
         """Whether the edge ``key`` (from ``src`` to ``dst``) is surely not live."""
-        return (src in self.born or dst in self.born) and hash(key) not in self.made
+        return (self.complete or src in self.born or dst in self.born) \
+            and hash(key) not in self.made
+
+    def known_absent_node(self, ceid: str) -> bool:
+        """Whether no node ``ceid`` exists, live or closed."""
+        return self.complete and ceid not in self.born
 
     def remember(self, existing: Mapping[str, str], live_ids: Iterable[str],
                  created: Mapping[str, str], changes: d.ChangeSet) -> None:
@@ -57,6 +67,7 @@ class TenantMemory:
                 or len(self.born) + len(created) > MAX_MADE:
             self.born.clear()
             self.made.clear()
+            self.complete = False  # the nodes created before are no longer all known
         written = chain((n.ceid for n in changes.node_adds),
                         (n.ceid for n, _ in changes.node_updates))
         self.live.update((c, existing[c]) for c in chain(live_ids, written) if c in existing)

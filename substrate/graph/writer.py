@@ -163,21 +163,27 @@ class GraphWriter:
     def _check(
         self, tenant: str, batch: GraphBatch, deletes: Sequence[str], pool: ThreadPoolExecutor,
         prior: _Prior, known: Mapping[str, str] | None = None,
+        absent: Callable[[str], bool] | None = None,
     ) -> tuple[dict[str, d.LIVE_NODE], dict[str, str], set[str]]:
         """Reject the batch on any problem of any record (positions are indexes into
         ``batch.nodes``/``batch.edges``); return the live nodes it touches, the element ids
         of the nodes it names that exist (its own nodes, live or closed, and its edges'
         other, live ends) and the ids of every live node it names. ``known``: nodes known
-        live, with their element ids (a write session's own), not read again as ends."""
+        live, with their element ids (a write session's own), not read again as ends;
+        ``absent``: says which nodes surely do not exist (not read)."""
         wanted = {n.ceid for n in batch.nodes} | {x for x in deletes if "-[" not in x}
         endpoints = ({e.src for e in batch.edges} | {e.dst for e in batch.edges}) - wanted
         known_ends = {c: known[c] for c in endpoints if c in known} if known else {}
-        live_endpoints = pool.submit(  # both reads at once
-            self._live_ceids, tenant, endpoints - known_ends.keys())
+        unknown_ends = {c for c in endpoints - known_ends.keys()
+                        if absent is None or not absent(c)}
+        live_endpoints = pool.submit(self._live_ceids, tenant, unknown_ends)  # both at once
         # in sync mode the source's live nodes are read anyway: only the others are looked up
         sourced = prior.source_nodes.result() if prior.source_nodes else {}
         found = {c: {**sourced[c], "live": True} for c in wanted if c in sourced}
-        found.update(self._live_nodes(tenant, sorted(wanted - set(found))))
+        unread = wanted - set(found)
+        if absent is not None:
+            unread = {c for c in unread if not absent(c)}
+        found.update(self._live_nodes(tenant, sorted(unread)))
         live = {c: n for c, n in found.items() if n["live"]}
         ends = {**known_ends, **live_endpoints.result()}
         live_ids = set(live) | set(ends)
@@ -282,6 +288,9 @@ class GraphWriter:
         for c in ceids:
             out[storage_label(c)].append(c)
         return out
+
+    def _tenant_has_nodes(self, tenant: str) -> bool:
+        return bool(self._read("graph/tenant_has_nodes", {}, tenant=tenant)[0]["found"])
 
     def _live_nodes(self, tenant: str, ceids: list[str]) -> dict[str, dict[str, Any]]:
         out = {}
@@ -461,7 +470,10 @@ class WriteSession:
                                              replace(e, source=source) for e in batch.edges],
                                batch.pending)
         nodes, edges, pending = w._split_by_confidence(batch, options.get("verified", False))
-        memory = self.memory.tenant(tenant)
+        memory = self.memory.tenants.get(tenant)
+        if memory is None:
+            memory = self.memory.tenant(tenant)
+            memory.complete = not w._tenant_has_nodes(tenant)
         # read while the nodes are read and checked; hashed while Neo4j works
         prior = w._read_prior(pool, tenant, source, mode, nodes, edges, keep_edge_sources,
                               memory.known_absent)
@@ -469,7 +481,7 @@ class WriteSession:
         with conn.transaction():  # the queue and the embedding model (the intent: below)
             version = snapshots.next_version(conn)
             live, existing, live_ids = w._check(tenant, batch, deletes, pool, prior,
-                                                memory.live)
+                                                memory.live, memory.known_absent_node)
             queued = enqueue(conn, tenant, source, pending)  # queued items too
             changes = w._diff(tenant, source, nodes, edges, deletes, live, live_ids, prior)
             if changes.empty:

@@ -52,11 +52,15 @@ STEPS: list[tuple[GraphBatch, dict[str, Any]]] = [
 ]
 
 
-def run_steps(writer: GraphWriter, tenant: str, session_per_commit: bool
-              ) -> list[dict[str, Any]]:
+def run_steps(writer: GraphWriter, tenant: str, session_per_commit: bool,
+              first_in_session: bool = False) -> list[dict[str, Any]]:
     """Each step's CommitResult counts (``refused`` when refused), in a session per commit
-    or all in one session."""
-    writer.commit(GraphBatch([svc("pre")]), source="before", tenant=tenant)
+    or all in one session. A first snapshot (one node) is written before, in a session of
+    its own, or (``first_in_session``) as the session's first commit: the session then
+    knows the tenant whole."""
+    first = GraphBatch([svc("pre")])
+    if not first_in_session:
+        writer.commit(first, source="before", tenant=tenant)
     out: list[dict[str, Any]] = []
 
     def commit(session: Any, batch: GraphBatch, options: dict[str, Any]) -> None:
@@ -75,6 +79,9 @@ def run_steps(writer: GraphWriter, tenant: str, session_per_commit: bool
                 commit(session, batch, options)
     else:
         with writer.session(pipelined=True) as session:
+            if first_in_session:
+                session.commit(first, source="before", tenant=tenant)
+                assert session.memory.tenants[tenant].complete
             for batch, options in STEPS:
                 commit(session, batch, options)
                 if options.get("refused"):  # a refused commit: the tenant is read again
@@ -138,6 +145,31 @@ def test_one_session_writes_what_one_session_per_commit_writes(
         assert reads[f"{one} {template}"] < reads[f"{each} {template}"], (template, reads)
 
 
+def test_a_session_that_began_with_an_empty_tenant_reads_none_of_its_own_writes(
+    writer: GraphWriter, driver: Driver, pg: psycopg.Connection[Any],
+    tenants: tuple[str, str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    each, one = tenants
+    expected = run_steps(writer, each, session_per_commit=True)
+    reads: Counter[str] = Counter()
+    read = GraphWriter._read
+
+    def counted(self: GraphWriter, name: str, ctx: dict[str, Any], **params: Any
+                ) -> list[dict[str, Any]]:
+        if params.get("tenant") == one:
+            reads[name] += len(params.get("rows") or params.get("ceids") or [])
+        return read(self, name, ctx, **params)
+
+    monkeypatch.setattr(GraphWriter, "_read", counted)
+    assert run_steps(writer, one, session_per_commit=False, first_in_session=True) == expected
+    assert change_log(pg, one) == change_log(pg, each)
+    for version in snapshot_versions(pg, one):
+        assert_change_log_matches_graph(driver, pg, one, version)
+    # read: the restated edges and nodes it made, the node it closed, and after the refused
+    # commit (which ends what it knew) what the next commits name
+    assert reads["graph/live_edges"] < 8 and reads["graph/live_nodes"] < 6, reads
+
+
 def test_a_failed_write_makes_the_session_forget_the_tenant(
     writer: GraphWriter, pg: psycopg.Connection[Any], tenants: tuple[str, str],
     monkeypatch: pytest.MonkeyPatch,
@@ -168,6 +200,7 @@ def test_memory_handed_to_the_next_session_is_kept_only_when_nobody_wrote_betwee
     memory = SessionMemory()
     with writer.session(memory=memory) as session:
         session.commit(GraphBatch([svc("a"), svc("b")]), source="s", tenant=mine)
+        assert memory.tenants[mine].complete  # it had no node: known whole
     with writer.session(memory=memory) as session:  # nobody wrote in between: kept
         assert set(memory.tenants[mine].born) == {"service:a", "service:b"}
         session.commit(GraphBatch([], [calls("a", "b")]), source="s", tenant=mine)
@@ -177,3 +210,4 @@ def test_memory_handed_to_the_next_session_is_kept_only_when_nobody_wrote_betwee
         assert memory.tenants == {}  # forgotten: the graph may have changed under it
         result = session.commit(GraphBatch([], [calls("a", "b")]), source="s", tenant=mine)
         assert not (result.counts or {}).get("edges_added")  # read again: already there
+        assert not memory.tenants[mine].complete

@@ -73,3 +73,17 @@ def test_the_limits_empty_born_and_made_together(monkeypatch: pytest.MonkeyPatch
     assert memory.made == {hash(edge("service:c", "service:d")[0])}
     assert set(memory.live) == {"service:c", "service:d"}
     assert not memory.known_absent("k", "service:a", "service:x")
+
+
+def test_a_memory_begun_on_an_empty_tenant_knows_it_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = TenantMemory(complete=True)
+    assert memory.known_absent_node("service:a")
+    memory.remember({}, set(), {"service:a": "1"}, changes(adds=["service:a"]))
+    assert not memory.known_absent_node("service:a")  # it exists: read its properties
+    assert memory.known_absent("k", "service:x", "service:y")  # no end born, still absent
+    assert not TenantMemory().known_absent_node("service:a")  # not known whole: read
+    monkeypatch.setattr(session_memory, "MAX_MADE", 1)
+    memory.remember({}, set(), {"service:b": "2", "service:c": "3"}, changes())
+    assert not memory.complete  # what it created before is forgotten: no longer whole
+    assert not memory.known_absent_node("service:a")

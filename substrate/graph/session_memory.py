@@ -23,7 +23,7 @@ The session forgets a tenant on any failed commit (see ``WriteSession.commit``).
 :class:`SessionMemory` can be handed from one session to the next (a long import hands the
 writers' lock back between sessions): the next keeps it only when no other snapshot was
 committed in between — versions are dense, so its first version must follow the last one
-the memory saw. Each
+the memory saw (a memory that saw none of its own is not handed on). Each
 collection is bounded: when one is full it is emptied — ``born`` and ``made`` together,
 since ``born`` is only sound with every edge made since those nodes were created.
 """
@@ -87,8 +87,9 @@ class SessionMemory:
 
     def resume(self, next_version: int) -> None:
         """At a session's start (under the lock, after reconciling): forget everything when
-        another writer's snapshot (or a crashed writer's intent) came after ours."""
-        if self.last_version is not None and next_version != self.last_version + 1:
+        another writer's snapshot (or a crashed writer's intent) came after ours, or when
+        no snapshot of ours says where the memory stands (its commits changed nothing)."""
+        if self.last_version is None or next_version != self.last_version + 1:
             self.tenants.clear()
             self.last_version = None
 

@@ -211,3 +211,19 @@ def test_memory_handed_to_the_next_session_is_kept_only_when_nobody_wrote_betwee
         result = session.commit(GraphBatch([], [calls("a", "b")]), source="s", tenant=mine)
         assert not (result.counts or {}).get("edges_added")  # read again: already there
         assert not memory.tenants[mine].complete
+
+
+def test_memory_that_saw_no_snapshot_is_not_handed_on(
+    writer: GraphWriter, tenants: tuple[str, str],
+) -> None:
+    """A session whose commits to a tenant all changed nothing began a memory of it (empty:
+    known whole) but committed no version: nothing proves that the next session follows it."""
+    mine, _ = tenants
+    memory = SessionMemory()
+    with writer.session(memory=memory) as session:
+        assert session.commit(GraphBatch([]), source="s", tenant=mine).snapshot_version is None
+    writer.commit(GraphBatch([svc("a"), svc("b")], [calls("a", "b")]), source="s",
+                  tenant=mine)  # another writer, in between
+    with writer.session(memory=memory) as session:
+        result = session.commit(GraphBatch([], [calls("a", "b")]), source="s", tenant=mine)
+        assert not (result.counts or {}).get("edges_added")  # read: already there

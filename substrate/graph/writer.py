@@ -218,15 +218,13 @@ class GraphWriter:
             assert source_edges is not None
             return _Prior(source_edges, [], source_nodes, source_edges)
         carried = {n.ceid for n in nodes}
-        early: list[EdgeRecord] = []
-        late: list[EdgeRecord] = []
+        early: list[tuple[str, str, str]] = []
+        late: list[tuple[str, str, str]] = []
         for e in edges:
-            (late if e.src in carried or e.dst in carried else early).append(e)
-        keys = [(d.edge_key(e), e.src, e.dst) for e in early]
-        if known_absent is not None:
-            keys = [k for k in keys if not known_absent(*k)]
-            late = [e for e in late if not known_absent(d.edge_key(e), e.src, e.dst)]
-        live_edges = pool.submit(self._live_edges, tenant, [(k, src) for k, src, _ in keys])
+            key = (d.edge_key(e), e.src, e.dst)
+            if known_absent is None or not known_absent(*key):
+                (late if e.src in carried or e.dst in carried else early).append(key)
+        live_edges = pool.submit(self._live_edges, tenant, [(k, src) for k, src, _ in early])
         return _Prior(live_edges, late, source_nodes, source_edges)
 
     def _diff(
@@ -235,8 +233,8 @@ class GraphWriter:
         prior: _Prior,
     ) -> d.ChangeSet:
         """``live_ids``: the live nodes among the batch's nodes and edge endpoints."""
-        late = [(d.edge_key(e), e.src) for e in prior.late
-                if e.src in live_ids and e.dst in live_ids]
+        late = [(key, src) for key, src, dst in prior.late
+                if src in live_ids and dst in live_ids]
         live_edges = {**prior.live_edges.result(), **self._live_edges(tenant, late)}
         changes = d.ChangeSet()
         d.diff_nodes(nodes, live, set(), source, changes)
@@ -582,7 +580,8 @@ class _Prior:
     """The reads of the graph before a batch, started at once (see ``_read_prior``)."""
 
     live_edges: Future[dict[str, d.LIVE_EDGE]]  # the batch's live edges, but ``late``'s
-    late: list[EdgeRecord]  # edges with a batch node at an end: read after the nodes
+    late: list[tuple[str, str, str]]  # (key, start, end) of edges with a batch node at an
+    # end: read after the nodes
     source_nodes: Future[dict[str, d.LIVE_NODE]] | None  # sync mode only
     source_edges: Future[dict[str, d.LIVE_EDGE]] | None
 

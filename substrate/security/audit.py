@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
 import psycopg
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
@@ -32,10 +33,13 @@ _INSERT = (
     " VALUES (%s, %s, %s, %s, %s, %s, %s)"
 )
 
+# many rows as one JSON array (orjson, in C): ~0.7 us of client CPU per row, where arrays of
+# text and Jsonb adapted by psycopg cost ~14 us per row (250 rows: 0.17 ms against 3.6 ms)
 _INSERT_MANY = (
     "INSERT INTO policy_audit (principal, request_id, tenant_id, action, decision, reason, detail)"
-    " SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
-    " %s::text[], %s::jsonb[])"
+    " SELECT principal, request_id, tenant_id, action, decision, reason, detail"
+    " FROM jsonb_to_recordset(%s::jsonb) AS r(principal text, request_id text, tenant_id text,"
+    " action text, decision text, reason text, detail jsonb)"
 )
 
 
@@ -52,6 +56,12 @@ class PolicyDecision:
     def row(self) -> tuple[Any, ...]:
         return (self.principal, self.request_id, self.tenant, self.action, self.decision,
                 self.reason, Jsonb(self.detail))
+
+    def record(self) -> dict[str, Any]:
+        """The row as one element of ``_INSERT_MANY``'s JSON array."""
+        return {"principal": self.principal, "request_id": self.request_id,
+                "tenant_id": self.tenant, "action": self.action, "decision": self.decision,
+                "reason": self.reason, "detail": self.detail}
 
 
 def record_sync(conn: psycopg.Connection[Any], *decisions: PolicyDecision) -> None:
@@ -110,13 +120,14 @@ class AuditBatch:
 
 async def record_many(pool: AsyncConnectionPool[Any], decisions: Sequence[PolicyDecision]
                       ) -> None:
-    """Many rows in one statement (arrays unnested: one round trip, no per-row protocol)."""
+    """Many rows in one statement (one JSON array: one round trip, no per-row protocol)."""
     if not decisions:
         return
     count_policy_decisions(decisions)
-    columns = [list(c) for c in zip(*(d.row() for d in decisions), strict=True)]
+    payload = orjson.dumps([d.record() for d in decisions], default=str,
+                           option=orjson.OPT_NON_STR_KEYS).decode()
     async with pool.connection() as conn:
-        await conn.execute(_INSERT_MANY, columns)
+        await conn.execute(_INSERT_MANY, (payload,))
 
 
 async def record(pool: AsyncConnectionPool[Any], *decisions: PolicyDecision) -> None:

@@ -72,7 +72,7 @@ async def check_intent(settings: Settings, reader: GraphReader, scope: ReadScope
                        pool: AsyncConnectionPool[Any] | None = None) -> dict[str, Any]:
     threshold = settings.intent_threshold if threshold is None else threshold
     ceid = pr_ceid(pr)
-    rows = await reader.rows("retrieval/intent_pr", scope, ceid=ceid)
+    rows = await reader.plain_rows("retrieval/intent_pr", scope, ceid=ceid)
     if not rows:
         raise NotFound(f"no pull request {ceid} in tenant {scope.tenant!r} at snapshot "
                        f"{scope.version}", {"pr": ceid, "snapshot_version": scope.version})

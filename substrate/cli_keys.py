@@ -34,20 +34,24 @@ def cmd_keys(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def ensure_admin_key(settings: Settings) -> tuple[str, bool]:
-    """The local admin key file (tenants *, clearance restricted, role admin), created with
-    mode 0600 at the first ``up``; (path, created now)."""
+def ensure_admin_key(settings: Settings) -> tuple[str, str]:
+    """The local admin key file (tenants *, clearance restricted, role admin), mode 0600;
+    (path, standing): ``new`` when created now — at the first ``up``, or when the file names
+    a key this database does not have (its data directory was reset) — else the key's
+    standing (``valid``, or ``revoked``: an admin revoked it, and it is left so)."""
     path = settings.secrets_dir / ADMIN_KEY_FILE
-    if path.is_file() and path.read_text().strip():
-        return str(path), False
-    settings.secrets_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     with psycopg.connect(settings.postgres_dsn, autocommit=True) as conn:
+        if path.is_file() and (kept := path.read_text().strip()):
+            standing = apikeys.standing(conn, kept)
+            if standing != "unknown":
+                return str(path), standing
+        settings.secrets_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         _id, key = apikeys.create(conn, "local admin (substrate up)",
                                   apikeys.Grant(("*",), "restricted", ("admin",)))
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(key + "\n")
-    return str(path), True
+    return str(path), "new"
 
 
 def add_key_commands(sub: Any) -> None:

@@ -78,6 +78,18 @@ def create(conn: psycopg.Connection[Any], name: str, grant: Grant) -> tuple[str,
     return key_id, f"sk_{key_id}_{secret}"
 
 
+def standing(conn: psycopg.Connection[Any], key: str) -> str:
+    """``valid``, ``revoked``, or ``unknown`` (malformed, no such key in this database, or a
+    secret that does not match it) — a key file kept across a reset of the data directory
+    names a key the new database never had."""
+    m = KEY.match(key)
+    row = conn.execute(LOOKUP_SQL, (m["id"],)).fetchone() if m else None
+    if m is None or row is None \
+            or not hmac.compare_digest(bytes(row[1]), _digest(bytes(row[0]), m["secret"])):
+        return "unknown"
+    return "revoked" if row[6] is not None else "valid"
+
+
 def _listed(r: tuple[Any, ...]) -> dict[str, Any]:
     return {"id": r[0], "name": r[1], "tenants": r[2], "clearance": r[3], "roles": r[4],
             "jurisdictions": r[5], "created_at": r[6].isoformat(),

@@ -74,7 +74,7 @@ def up(settings: Settings, demo: bool = True, gateway: bool = True,
     install_procedures(settings, progress)
     from substrate.cli_keys import ensure_admin_key
 
-    key_file, created = ensure_admin_key(settings)
+    key_file, standing = ensure_admin_key(settings)
     snapshots: list[int] = []
     if demo:
         from substrate.demo.load import load_demo
@@ -94,7 +94,13 @@ def up(settings: Settings, demo: bool = True, gateway: bool = True,
         progress(f"substrate is up ({report['seconds']}s): {report}")
     progress(f"gateway: http://{settings.gateway_host}:{settings.gateway_port}  "
              f"neo4j browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/")
-    progress(f"admin API key{' (new)' if created else ''}: {key_file} (mode 0600). Try:\n"
+    if standing == "revoked":
+        progress(f"admin API key: {key_file} was revoked; make another with `substrate keys "
+                 "create --name admin --tenant '*' --clearance restricted --role admin`, or "
+                 "delete the file and run `substrate up` again")
+        return report
+    progress(f"admin API key{' (new)' if standing == 'new' else ''}: {key_file} (mode 0600). "
+             "Try:\n"
              f"  curl -s -H \"Authorization: Bearer $(cat {key_file})\" "
              f"http://{settings.gateway_host}:{settings.gateway_port}/dependencies/checkout")
     return report

@@ -227,3 +227,26 @@ def test_memory_that_saw_no_snapshot_is_not_handed_on(
     with writer.session(memory=memory) as session:
         result = session.commit(GraphBatch([], [calls("a", "b")]), source="s", tenant=mine)
         assert not (result.counts or {}).get("edges_added")  # read: already there
+
+
+def test_a_batch_restated_in_a_new_session_changes_nothing_and_copies_no_edge(
+    writer: GraphWriter, driver: Driver, tenants: tuple[str, str],
+) -> None:
+    """A fresh memory of a tenant that has data knows nothing of it: a batch written before
+    and stated again (as ``substrate up`` restates the demo's organisation file on every
+    start) is read, found unchanged, and written nowhere, in one session or several."""
+    tenant = tenants[0]
+    batch = GraphBatch([svc("a"), svc("b"), svc("c")],
+                       [calls("a", "b"), calls("b", "c"), calls("c", "a", proto="grpc")])
+    first = writer.commit(batch, source="org", tenant=tenant)
+    assert (first.counts or {}).get("edges_added") == 3
+    with writer.session(pipelined=True) as session:
+        again = [session.commit(batch, source="org", tenant=tenant) for _ in range(2)]
+    assert [r.snapshot_version for r in again] == [None, None]
+    assert writer.commit(batch, source="org", tenant=tenant).snapshot_version is None
+    copies, _, _ = driver.execute_query(
+        "MATCH (:Entity {tenant_id: $tenant})-[r]->() WHERE r.valid_to_v IS NULL "
+        "RETURN r.eid AS eid, count(*) AS n", tenant=tenant)
+    assert sorted((r["eid"].split("@")[0], r["n"]) for r in copies) == [
+        ("service:a-[CALLS]->service:b", 1), ("service:b-[CALLS]->service:c", 1),
+        ("service:c-[CALLS]->service:a", 1)]

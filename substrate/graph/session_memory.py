@@ -30,7 +30,7 @@ since ``born`` is only sound with every edge made since those nodes were created
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -95,6 +95,14 @@ class SessionMemory:
 
     def tenant(self, name: str) -> TenantMemory:
         return self.tenants.setdefault(name, TenantMemory())
+
+    def begin(self, name: str, is_empty: Callable[[], bool]) -> TenantMemory:
+        """The memory of tenant ``name``; a new one asks ``is_empty`` (does the tenant have
+        no node at all?) once: then it knows the tenant whole (``complete``)."""
+        memory = self.tenants.get(name)
+        if memory is None:
+            memory = self.tenants[name] = TenantMemory(complete=is_empty())
+        return memory
 
     def forget(self, name: str) -> None:
         self.tenants.pop(name, None)

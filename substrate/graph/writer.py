@@ -468,10 +468,7 @@ class WriteSession:
                                              replace(e, source=source) for e in batch.edges],
                                batch.pending)
         nodes, edges, pending = w._split_by_confidence(batch, options.get("verified", False))
-        memory = self.memory.tenants.get(tenant)
-        if memory is None:
-            memory = self.memory.tenant(tenant)
-            memory.complete = not w._tenant_has_nodes(tenant)
+        memory = self.memory.begin(tenant, lambda: not w._tenant_has_nodes(tenant))
         # read while the nodes are read and checked; hashed while Neo4j works
         prior = w._read_prior(pool, tenant, source, mode, nodes, edges, keep_edge_sources,
                               memory.known_absent)

@@ -9,7 +9,7 @@ import pytest
 from substrate.graph import diff as d
 from substrate.graph import session_memory
 from substrate.graph.records import EdgeRecord, NodeRecord
-from substrate.graph.session_memory import TenantMemory
+from substrate.graph.session_memory import SessionMemory, TenantMemory
 
 
 def node(ceid: str) -> NodeRecord:
@@ -87,3 +87,20 @@ def test_a_memory_begun_on_an_empty_tenant_knows_it_whole(
     memory.remember({}, set(), {"service:b": "2", "service:c": "3"}, changes())
     assert not memory.complete  # what it created before is forgotten: no longer whole
     assert not memory.known_absent_node("service:a")
+
+
+def test_begin_asks_whether_the_tenant_is_empty_once_per_new_memory() -> None:
+    asked: list[str] = []
+
+    def empty(answer: bool, name: str) -> bool:
+        asked.append(name)
+        return answer
+
+    memory = SessionMemory()
+    first = memory.begin("t1", lambda: empty(True, "t1"))
+    assert first.complete and memory.tenants["t1"] is first
+    assert memory.begin("t1", lambda: empty(False, "t1")) is first  # known: not asked again
+    assert not memory.begin("t2", lambda: empty(False, "t2")).complete
+    memory.forget("t1")
+    assert not memory.begin("t1", lambda: empty(False, "t1")).complete  # asked anew
+    assert asked == ["t1", "t2", "t1"]

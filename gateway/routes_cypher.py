@@ -45,7 +45,8 @@ async def cypher(request: Request) -> JSONResponse:
 
     result = await run_cypher(svc.services.async_driver, scope, query, params,
                               settings.cypher_row_limit, settings.cypher_timeout_seconds,
-                              settings.cypher_max_bytes, past if scope.pinned else None)
+                              settings.cypher_max_bytes, past if scope.pinned else None,
+                              svc.reader.cypher_sessions)
     if scope.pinned:  # node properties as they were at the version (issue 9)
         result["rewound_nodes"] = await rewind(settings, scope.tenant, scope.version,
                                                result["rows"])

@@ -34,7 +34,7 @@ from neo4j.time import Date, DateTime, Duration, Time
 
 from substrate.db import NEO4J_RETRY_S
 from substrate.errors import BadRequest, Forbidden, SubstrateError
-from substrate.retrieval.bookmarks import RETRY_FIRST_S, RETRY_MAX_S
+from substrate.retrieval.bookmarks import RETRY_FIRST_S, RETRY_MAX_S, ReadSessions
 from substrate.retrieval.cypher_checked import PLAN_CHECKS, scoped_query, split_query
 from substrate.retrieval.cypher_past import rewrite_past_reads
 from substrate.retrieval.cypher_plan import check_plan
@@ -133,8 +133,10 @@ async def with_past_reads(scoped: ScopedQuery, params: dict[str, Any],
 
 async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: dict[str, Any],
                      row_limit: int, timeout: float, max_bytes: int,
-                     past: PastValues | None = None) -> dict[str, Any]:
-    """``past``: for a pinned query, the property values at its version (issue 9)."""
+                     past: PastValues | None = None, sessions: ReadSessions | None = None
+                     ) -> dict[str, Any]:
+    """``past``: for a pinned query, the property values at its version (issue 9);
+    ``sessions``: kept read sessions to run it on (their fetch size ``FETCH_SIZE``)."""
     started = time.perf_counter()
     scoped = scoped_query(query, params, scope.params().get("jurisdictions") is not None)
     if scope.jurisdictions is not None and scoped.procedures:
@@ -154,7 +156,8 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
     checked_ms = (time.perf_counter() - started) * 1000
     try:
         keys, rows, truncated_by = await bounded_read(
-            driver, Query(scoped.text, timeout=timeout), all_params, row_limit, max_bytes)
+            driver, Query(scoped.text, timeout=timeout), all_params, row_limit, max_bytes,
+            sessions)
     except Neo4jError as exc:
         raise neo4j_failure(exc, timeout) from exc
     return {"columns": keys, "rows": rows, "row_count": len(rows),
@@ -168,20 +171,26 @@ async def run_cypher(driver: AsyncDriver, scope: ReadScope, query: str, params: 
 
 
 async def bounded_read(driver: AsyncDriver, query: Query, params: dict[str, Any],
-                       row_limit: int, max_bytes: int
+                       row_limit: int, max_bytes: int, sessions: ReadSessions | None = None
                        ) -> tuple[list[str], list[Any], str | None]:
     """(columns, rows, what cut them: "rows" | "bytes" | None): one auto-commit read routed
     to a reader after this process's own writes (RUN and PULL in one round trip; a managed
-    transaction adds BEGIN and COMMIT), fetched in batches of ``FETCH_SIZE``; a retryable
-    failure is run again with backoff within ``NEO4J_RETRY_S``, as a managed one would be."""
+    transaction adds BEGIN and COMMIT), fetched in batches of ``FETCH_SIZE``, on a kept
+    session of ``sessions`` when given; a retryable failure is run again with backoff within
+    ``NEO4J_RETRY_S``, as a managed one would be."""
     deadline, delay = time.monotonic() + NEO4J_RETRY_S, RETRY_FIRST_S
+
+    async def take(result: AsyncResult) -> tuple[list[str], list[Any], str | None]:
+        return await _capped(result, row_limit, max_bytes)
+
     while True:
         try:
+            if sessions is not None:
+                return await sessions.run(driver, query, params, take)
             async with driver.session(
                     default_access_mode="READ", fetch_size=FETCH_SIZE,
                     bookmark_manager=driver.execute_query_bookmark_manager) as session:
-                result = await session.run(query, params)
-                return await _capped(result, row_limit, max_bytes)
+                return await take(await session.run(query, params))
         except (Neo4jError, DriverError) as exc:
             if not exc.is_retryable() or time.monotonic() + delay > deadline:
                 raise

@@ -9,7 +9,8 @@ from neo4j import AsyncDriver, Record
 from substrate.cypher import CypherLibrary
 from substrate.observability.metrics import CYPHER_SECONDS
 from substrate.observability.tracing import NEO4J, TRACER
-from substrate.retrieval.bookmarks import ReadBookmarks
+from substrate.retrieval.bookmarks import ReadBookmarks, ReadSessions
+from substrate.retrieval.cypher_run import FETCH_SIZE
 from substrate.retrieval.scope import ReadScope
 
 
@@ -18,6 +19,13 @@ class GraphReader:
         self.driver = driver
         self.cypher = cypher
         self.bookmarks = ReadBookmarks()  # a scope's snapshot bookmarks, when it has them
+        # POST /cypher's and the NL->Cypher strategy's reads (cypher_run.bounded_read)
+        self.cypher_sessions = ReadSessions(fetch_size=FETCH_SIZE)
+
+    async def aclose(self) -> None:
+        """Close the read sessions kept between reads."""
+        await self.bookmarks.sessions.aclose()
+        await self.cypher_sessions.aclose()
 
     async def rows(self, template_name: str, scope: ReadScope, ctx: dict[str, Any] | None = None,
                    **params: Any) -> list[dict[str, Any]]:

@@ -85,6 +85,7 @@ class ReadService:
             return await latest_versions(self.pool, tenants)
 
     async def aclose(self) -> None:
+        await self.reader.aclose()
         if self.clock is not None:
             await self.clock.stop()
         if self.pool is not None:

@@ -41,7 +41,7 @@ async def _execute(ctx: SearchContext, query: str, params: dict[str, Any],
     try:
         result = await run_cypher(ctx.services.async_driver, ctx.scope, query, params,
                                   min(s.cypher_row_limit, 200), s.cypher_timeout_seconds,
-                                  s.cypher_max_bytes)
+                                  s.cypher_max_bytes, sessions=ctx.reader.cypher_sessions)
     except Forbidden as exc:
         return {**attempt, "outcome": "refused", "error": exc.message, "status": exc.status}
     except SubstrateError as exc:

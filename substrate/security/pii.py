@@ -255,37 +255,6 @@ def _remember_clean(kinds: frozenset[str], value: str) -> None:
 _NOTHING_CLEAN: frozenset[str] = frozenset()
 
 
-def _unknown_text(value: Any, clean: AbstractSet[str], long_clean: AbstractSet[str]) -> bool:
-    """Whether ``value`` holds a string that may need redacting: long enough and not known
-    clean (an unusual type counts too: the full walk handles it)."""
-    kind = type(value)
-    if kind is str:
-        return len(value) >= MIN_LENGTH and value not in clean and value not in long_clean
-    if kind in _SCALARS:
-        return False
-    if kind is dict:
-        for k, v in value.items():
-            vk = type(v)
-            if vk is str:
-                if (len(v) >= MIN_LENGTH and v not in clean and v not in long_clean
-                        and k not in NOT_TEXT_KEYS):
-                    return True
-            elif vk not in _SCALARS and k not in NOT_TEXT_KEYS \
-                    and _unknown_text(v, clean, long_clean):
-                return True
-        return False
-    if kind is list or kind is tuple:
-        for v in value:
-            vk = type(v)
-            if vk is str:
-                if len(v) >= MIN_LENGTH and v not in clean and v not in long_clean:
-                    return True
-            elif vk not in _SCALARS and _unknown_text(v, clean, long_clean):
-                return True
-        return False
-    return True
-
-
 @dataclass
 class Redactor:
     """Redacts every string of a JSON-like value (dict keys are left alone) and keeps the
@@ -318,25 +287,14 @@ class Redactor:
         return out
 
     def walk(self, value: Any) -> Any:
-        """``value`` with its strings redacted: ``value`` itself, not a copy, when every
-        string in it is known clean (most answers), else a copy."""
+        """``value`` with its strings redacted, copied only along the paths to the strings
+        that changed: ``value`` itself when none did (most answers), and every dict or list
+        that holds no changed string shared with it. The caller's value is never changed."""
         clean = _CLEAN.get(self.kinds) or _NOTHING_CLEAN
         long_clean = _CLEAN_LONG.get(self.kinds) or _NOTHING_CLEAN
-        if not _unknown_text(value, clean, long_clean):
-            return value
-        return self._rebuild(value)
+        return _walk(self, value, clean, long_clean)
 
     def _rebuild(self, value: Any) -> Any:
-        kind = type(value)  # exact types first: every string of every answer comes here
-        if kind is str:
-            return self.text(value)
-        if kind in _SCALARS:
-            return value
-        if kind is dict:
-            return {k: v if k in NOT_TEXT_KEYS or type(v) in _SCALARS else self._rebuild(v)
-                    for k, v in value.items()}
-        if kind is list or kind is tuple:
-            return [v if type(v) in _SCALARS else self._rebuild(v) for v in value]
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
@@ -347,3 +305,47 @@ class Redactor:
 
     def summary(self) -> dict[str, int]:
         return dict(sorted(self.counts.items()))
+
+
+def _walk(r: Redactor, value: Any, clean: AbstractSet[str], long_clean: AbstractSet[str]
+          ) -> Any:
+    """``Redactor.walk``: ``value``, or a copy along the paths to the strings that changed."""
+    kind = type(value)  # exact types first: every string of every answer comes here
+    if kind is str:
+        if len(value) < MIN_LENGTH or value in clean or value in long_clean:
+            return value
+        out = r.text(value)
+        return value if out == value else out
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        copy: dict[Any, Any] | None = None
+        for k, v in value.items():
+            vk = type(v)
+            if vk is str:  # known clean, or not text: decided here, without a call
+                if len(v) < MIN_LENGTH or v in clean or v in long_clean or k in NOT_TEXT_KEYS:
+                    continue
+            elif vk in _SCALARS or k in NOT_TEXT_KEYS:
+                continue
+            new = _walk(r, v, clean, long_clean)
+            if new is not v:
+                if copy is None:
+                    copy = dict(value)
+                copy[k] = new
+        return value if copy is None else copy
+    if kind is list or kind is tuple:
+        items: list[Any] | None = None
+        for i, v in enumerate(value):
+            vk = type(v)
+            if vk is str:
+                if len(v) < MIN_LENGTH or v in clean or v in long_clean:
+                    continue
+            elif vk in _SCALARS:
+                continue
+            new = _walk(r, v, clean, long_clean)
+            if new is not v:
+                if items is None:
+                    items = list(value)
+                items[i] = new
+        return value if items is None else items
+    return r._rebuild(value)  # subclasses and other types: a copy, every string seen

@@ -66,10 +66,10 @@ def test_an_answer_of_known_clean_strings_is_returned_as_it_is() -> None:
               "hops": [{"evidence_ref": "compose.yml#L1@abc1234", "confidence": 1.0,
                         "refs": ["compose.yml#L1@abc1234", ["a", 2]]}],
               "summary": "checkout authorises payments asynchronously; " * 8, "n": None}
-    first = Redactor(kinds=kinds).walk(answer)
-    assert first == answer and first is not answer  # unknown strings: walked and copied
+    first = Redactor(kinds=kinds)
+    assert first.walk(answer) is answer and first.summary() == {}  # scanned: nothing changed
     again = Redactor(kinds=kinds)
-    assert again.walk(answer) is answer and again.summary() == {}
+    assert again.walk(answer) is answer and again.summary() == {}  # known clean now
 
 
 def test_a_string_needing_redaction_anywhere_makes_a_redacted_copy() -> None:
@@ -92,3 +92,23 @@ def test_structural_keys_are_neither_redacted_nor_make_a_copy() -> None:
     Redactor(kinds=kinds).walk(answer)
     r = Redactor(kinds=kinds)
     assert r.walk(answer) is answer and r.summary() == {}
+
+
+def test_only_the_path_to_a_redacted_string_is_copied() -> None:
+    kinds = frozenset({"email"})
+    page = [{"ceid": f"dev:{i}", "props": {"name": f"developer number {i}", "team": "payments"}}
+            for i in range(50)]
+    page[17]["props"]["email"] = "ops.lead@example.com"
+    answer = {"service": {"ceid": "service:checkout", "name": "checkout"}, "nodes": page,
+              "hops": ({"evidence_ref": "compose.yml#L1@abc1234"},)}
+    r = Redactor(kinds=kinds)
+    out = r.walk(answer)
+    assert r.summary() == {"email": 1}
+    assert out is not answer and out["nodes"] is not page
+    assert out["nodes"][17]["props"]["email"] != "ops.lead@example.com"
+    assert {k: v for k, v in out["nodes"][17]["props"].items() if k != "email"} \
+        == {k: v for k, v in page[17]["props"].items() if k != "email"}
+    # everything off that path is the caller's own object, the caller's value unchanged
+    assert out["service"] is answer["service"] and out["hops"] is answer["hops"]
+    assert all(out["nodes"][i] is page[i] for i in range(50) if i != 17)
+    assert page[17]["props"]["email"] == "ops.lead@example.com"

@@ -61,7 +61,12 @@ class QueryTooLarge(SubstrateError):
     code = "query_too_large"
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # JSON as they are: most values
+
+
 def to_json(value: Any) -> Any:
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, Node):
         return {"type": "node", "id": value.element_id, "labels": sorted(value.labels),
                 "properties": {k: to_json(v) for k, v in value.items() if k != "embedding"}}
@@ -73,12 +78,13 @@ def to_json(value: Any) -> Any:
     if isinstance(value, Path):
         return {"type": "path", "nodes": [to_json(n) for n in value.nodes],
                 "relationships": [to_json(r) for r in value.relationships]}
+    # before list | tuple: a Duration is a tuple
+    if isinstance(value, DateTime | Date | Time | Duration | datetime | date):
+        return str(value.iso_format() if hasattr(value, "iso_format") else value.isoformat())
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
     if isinstance(value, dict):
         return {k: to_json(v) for k, v in value.items()}
-    if isinstance(value, DateTime | Date | Time | Duration | datetime | date):
-        return str(value.iso_format() if hasattr(value, "iso_format") else value.isoformat())
     return value
 
 

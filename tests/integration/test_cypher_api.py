@@ -64,6 +64,14 @@ def test_a_string_that_says_create_is_fine(api: httpx.Client) -> None:
     assert body["rows"] == [["CREATE"]]
 
 
+def test_temporal_values_are_iso_text(api: httpx.Client) -> None:
+    q = ("RETURN date('2026-11-24') AS day, duration('PT2H30M') AS took, "
+         "[duration('P1D')] AS spans, datetime('2026-11-24T12:00:00Z') AS at")
+    body = api.post("/cypher", json={"query": q}).json()
+    assert body["rows"] == [["2026-11-24", "PT2H30M", ["P1D"],
+                             "2026-11-24T12:00:00.000000000+00:00"]]
+
+
 def test_typed_nodes_relationships_and_paths(api: httpx.Client) -> None:
     q = ("MATCH p = (s:Service {ceid: $id})-[r:CALLS]->(t:Service) "
          "RETURN s, r, p, t.ceid AS target ORDER BY target LIMIT 3")

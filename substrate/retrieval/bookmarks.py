@@ -105,13 +105,12 @@ async def read(driver: AsyncDriver, query: str, params: dict[str, Any],
     deadline, delay = time.monotonic() + NEO4J_RETRY_S, RETRY_FIRST_S
     while True:
         try:
-            if sessions is not None and not bookmarks:
-                return await sessions.run(driver, query, params, _all_records)
-            config: dict[str, Any] = (
-                {"bookmarks": Bookmarks.from_raw_values(bookmarks)} if bookmarks
-                else {"bookmark_manager": driver.execute_query_bookmark_manager})
-            async with driver.session(default_access_mode="READ", **config) as session:
-                return [record async for record in await session.run(query, params)]
+            if not bookmarks:  # a kept session (no pool given: one for this read only)
+                return await (sessions or ReadSessions(limit=0)).run(
+                    driver, query, params, _all_records)
+            async with driver.session(default_access_mode="READ",
+                                      bookmarks=Bookmarks.from_raw_values(bookmarks)) as session:
+                return await _all_records(await session.run(query, params))
         except (Neo4jError, DriverError) as exc:
             if not exc.is_retryable() or time.monotonic() + delay > deadline:
                 raise

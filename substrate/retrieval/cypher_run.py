@@ -189,14 +189,11 @@ async def bounded_read(driver: AsyncDriver, query: Query, params: dict[str, Any]
     async def take(result: AsyncResult) -> tuple[list[str], list[Any], str | None]:
         return await _capped(result, row_limit, max_bytes)
 
+    # no pool given: a session for this read only (limit 0)
+    sessions = sessions or ReadSessions(limit=0, fetch_size=FETCH_SIZE)
     while True:
         try:
-            if sessions is not None:
-                return await sessions.run(driver, query, params, take)
-            async with driver.session(
-                    default_access_mode="READ", fetch_size=FETCH_SIZE,
-                    bookmark_manager=driver.execute_query_bookmark_manager) as session:
-                return await take(await session.run(query, params))
+            return await sessions.run(driver, query, params, take)
         except (Neo4jError, DriverError) as exc:
             if not exc.is_retryable() or time.monotonic() + delay > deadline:
                 raise

@@ -318,9 +318,10 @@ def _walk(r: Redactor, value: Any, clean: AbstractSet[str], long_clean: Abstract
         return value if out == value else out
     if kind in _SCALARS:
         return value
-    if kind is dict:
-        copy: dict[Any, Any] | None = None
-        for k, v in value.items():
+    if kind is dict or kind is list or kind is tuple:
+        pairs = value.items() if kind is dict else enumerate(value)  # a list's keys: ints
+        copy: Any = None
+        for k, v in pairs:
             vk = type(v)
             if vk is str:  # known clean, or not text: decided here, without a call
                 if len(v) < MIN_LENGTH or v in clean or v in long_clean or k in NOT_TEXT_KEYS:
@@ -330,22 +331,7 @@ def _walk(r: Redactor, value: Any, clean: AbstractSet[str], long_clean: Abstract
             new = _walk(r, v, clean, long_clean)
             if new is not v:
                 if copy is None:
-                    copy = dict(value)
+                    copy = dict(value) if kind is dict else list(value)
                 copy[k] = new
         return value if copy is None else copy
-    if kind is list or kind is tuple:
-        items: list[Any] | None = None
-        for i, v in enumerate(value):
-            vk = type(v)
-            if vk is str:
-                if len(v) < MIN_LENGTH or v in clean or v in long_clean:
-                    continue
-            elif vk in _SCALARS:
-                continue
-            new = _walk(r, v, clean, long_clean)
-            if new is not v:
-                if items is None:
-                    items = list(value)
-                items[i] = new
-        return value if items is None else items
     return r._rebuild(value)  # subclasses and other types: a copy, every string seen

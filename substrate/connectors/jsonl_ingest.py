@@ -106,6 +106,21 @@ def _prefetched(items: Iterator[T]) -> Iterator[T]:
             yield cast(T, item)
 
 
+def _with_next(items: Iterator[T]) -> Iterator[tuple[T, T | None]]:
+    """Each item with the one after it (None for the last). An error producing the next
+    item (a bad line) is raised after the current one has been handled, as it was before
+    the lookahead: the batches before a bad line are committed."""
+    current = next(items, None)
+    while current is not None:
+        try:
+            following = next(items, None)
+        except Exception as exc:  # noqa: BLE001 - raised again below, one item later
+            yield current, None
+            raise exc
+        yield current, following
+        current = following
+
+
 def _commit_one(session: WriteSession, batch: GraphBatch, *, source: str, tenant: str,
                 valid_at: datetime | None) -> CommitResult:
     return session.commit(batch, source=source, tenant=tenant, valid_at=valid_at)
@@ -188,13 +203,16 @@ def ingest_jsonl_files(
             advance(progress, sum(p.start for p in plans))
         session, since, done = None, 0.0, {p.key: p.start for p in plans}
         memory = SessionMemory()  # what the sessions learn of the graph, handed on
-        for plan, batch, node_lines, edge_lines, last in _prefetched(
-                _all_batches(plans, batch_size)):
+        for (plan, batch, node_lines, edge_lines, last), following in _with_next(_prefetched(
+                _all_batches(plans, batch_size))):
             committing = time.monotonic()
             if session is None or committing - since > LOCK_HOLD_S:
                 held.close()  # other writers get their turn between sessions
                 session = held.enter_context(writer.session(pipelined=True, memory=memory))
                 since = time.monotonic()
+            if following is not None:  # prepared while this batch's transaction commits
+                session.ahead(batch, following[1], source=following[0].source, tenant=tenant,
+                              valid_at=following[0].file.valid_at)
             committed = commit_fitting(
                 partial(_commit_one, session, source=plan.source, tenant=tenant,
                         valid_at=plan.file.valid_at),

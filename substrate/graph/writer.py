@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol, Required, TypedDict, Unpack
+from functools import partial
+from typing import Any, Protocol, Required, TypedDict, Unpack, cast
 
 import psycopg
 from neo4j import Driver, ManagedTransaction
@@ -26,11 +28,12 @@ from substrate.cypher import CypherLibrary
 from substrate.errors import BatchTooLarge, Unavailable, ValidationFailed
 from substrate.graph import diff as d
 from substrate.graph import embedding_registry, events, faults, intents, snapshots, tx_budget
+from substrate.graph.lookahead import Ahead
 from substrate.graph.neo4j_write import edge_rows
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.graph.reconcile import clear_marks, reconcile_locked
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
-from substrate.graph.session_memory import SessionMemory
+from substrate.graph.session_memory import SessionMemory, TenantMemory
 from substrate.graph.validation import Problem, validate_batch, validate_queued
 from substrate.graph.verification import QueueItem, enqueue
 from substrate.settings import Settings
@@ -91,6 +94,8 @@ class GraphWriter:
         self.ontology = ontology or load_ontology()
         self.cypher = library or CypherLibrary.load()
         self.tx_limit = tx_budget.limit_bytes(settings.neo4j_tx_memory)
+        # while set and not open, reads of the graph wait (see substrate.graph.lookahead)
+        self.read_gate: threading.Event | None = None
 
     # --- public -------------------------------------------------------------------------
     def commit(self, batch: GraphBatch, **options: Unpack[CommitOptions]) -> CommitResult:
@@ -275,6 +280,9 @@ class GraphWriter:
 
     # --- reads --------------------------------------------------------------------------
     def _read(self, name: str, ctx: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
+        gate = self.read_gate
+        if gate is not None:
+            gate.wait()
         records, _, _ = self.driver.execute_query(
             self.cypher.text(name, **ctx), params, routing_="r"
         )
@@ -399,11 +407,15 @@ class GraphWriter:
 
     # --- the Neo4j transaction ----------------------------------------------------------
     def _write_neo4j(self, write: _NeoWrite, changes: d.ChangeSet,
-                     embeddings: dict[str, list[float]]) -> tuple[list[str], dict[str, str]]:
+                     embeddings: dict[str, list[float]],
+                     before_commit: Callable[[dict[str, str]], None] | None = None,
+                     ) -> tuple[list[str], dict[str, str]]:
         """Run the write; its bookmarks (raw values) go into the snapshot's ``graph.updated``
         event, so other processes' routed reads at this snapshot wait for it too. The
         transaction commits only after the intent has (``write.intent``). Returns the
-        bookmarks and the element ids of the nodes it created."""
+        bookmarks and the element ids of the nodes it created. ``before_commit``: given those
+        element ids once the statements and the mark have run, before each COMMIT (again
+        when the driver runs the transaction again)."""
         from substrate.graph.neo4j_write import WritePlan
 
         plan = WritePlan(self.cypher, self.ontology, write.tenant, write.source, write.version,
@@ -416,6 +428,8 @@ class GraphWriter:
             faults.point("after_intent")
             run_statement(tx, mark, version=write.version, tenant=write.tenant,
                           content_hash=write.digest.result())
+            if before_commit is not None:
+                before_commit(plan.created)
 
         # the bookmark manager of execute_query: the writer's reads after this write (routed
         # to any cluster member) wait until the member has it (read-your-writes)
@@ -444,6 +458,20 @@ class WriteSession:
         # per tenant, what its own commits read, created and closed (no other writer runs
         # while it holds the lock); forgotten on any failed commit
         self.memory = memory or SessionMemory()
+        # the batch prepared while the one before it commits (see substrate.graph.lookahead)
+        self._preparer = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare")
+                          if pipelined else None)
+        self._announced: Ahead | None = None  # by ahead(), for the commit of its ``after``
+        self._inflight: Ahead | None = None  # started before the last commit's COMMIT
+        self.ahead_used = 0  # commits that took a batch prepared ahead
+
+    def ahead(self, after: GraphBatch, following: GraphBatch,
+              **options: Unpack[CommitOptions]) -> None:
+        """``following`` is the batch committed (with ``options``) right after ``after``:
+        prepare it while ``after``'s transaction commits (pipelined sessions only; see
+        :mod:`substrate.graph.lookahead`)."""
+        if self._preparer is not None:
+            self._announced = Ahead(after, following, dict(options))
 
     def commit(self, batch: GraphBatch, **options: Unpack[CommitOptions]) -> CommitResult:
         """See :meth:`GraphWriter.commit`."""
@@ -455,13 +483,23 @@ class WriteSession:
             raise
 
     def _commit(self, batch: GraphBatch, tenant: str, options: CommitOptions) -> CommitResult:
-        w, conn, pool = self.writer, self.conn, self.pool
         if self._finishing is not None and self._finishing.done():
             self._finishing.result()  # the previous snapshot's record failed: stop here
+        prepared = self._take_ahead(batch, options)
+        if prepared is None:
+            prepared = self._prepare(batch, tenant, options)
+        if isinstance(prepared, CommitResult):  # nothing changed
+            return prepared
+        return self._write(prepared, batch)
+
+    def _prepare(self, batch: GraphBatch, tenant: str, options: CommitOptions
+                 ) -> _Prepared | CommitResult:
+        """Everything before the batch's write: reads, checks, diff, budget, embeddings (a
+        CommitResult when nothing changes)."""
+        w, conn, pool = self.writer, self.conn, self.pool
         source = options["source"]
         valid_at = options.get("valid_at") or datetime.now(UTC)
         mode, deletes = options.get("mode", "upsert"), options.get("deletes", ())
-        note = options.get("note")
         keep_edge_sources = options.get("keep_edge_sources", False)
         if not keep_edge_sources:
             batch = GraphBatch(batch.nodes, [e if e.source == source else
@@ -486,29 +524,79 @@ class WriteSession:
             w._check_budget(changes, targets)  # before the model's work and any write
             embeddings = w._embed(targets)
             w._record_model(conn, embeddings)
+        return _Prepared(tenant, source, version, valid_at, options.get("note"), digest,
+                         changes, embeddings, existing, live_ids, memory, queued)
+
+    def _write(self, p: _Prepared, batch: GraphBatch) -> CommitResult:
+        """The prepared batch's snapshot: intent, Neo4j transaction, record."""
+        w = self.writer
         # the intent (its change rows) is written to PostgreSQL while Neo4j runs the
         # statements, and committed before the Neo4j transaction commits
-        intent = pool.submit(w._record_intent, conn, version, tenant, valid_at, source,
-                             digest, changes, note)
-        write = _NeoWrite(tenant, source, version, valid_at, digest, intent, existing)
-        bookmarks, created = self._write_neo4j_marked(write, changes, embeddings)
+        intent = self.pool.submit(w._record_intent, self.conn, p.version, p.tenant,
+                                  p.valid_at, p.source, p.digest, p.changes, p.note)
+        write = _NeoWrite(p.tenant, p.source, p.version, p.valid_at, p.digest, intent,
+                          p.existing)
+        ahead, self._announced = self._announced, None
+        if ahead is not None and ahead.after is not batch:
+            ahead = None
+        bookmarks, created = self._write_neo4j_marked(write, p, ahead)
         faults.point("after_neo4j_commit")
-        memory.remember(existing, live_ids, created, changes)
-        self.memory.last_version = version
-        changed = changes.changed_ids()
-        self._record_snapshot(version, bookmarks, intent.result(), changed)
-        return CommitResult(version, digest.result(), changed, w._counts(changes), queued)
+        if ahead is None:  # else remembered before the commit
+            p.memory.remember(p.existing, p.live_ids, created, p.changes)
+        self.memory.last_version = p.version
+        changed = p.changes.changed_ids()
+        self._record_snapshot(p.version, bookmarks, intent.result(), changed)
+        return CommitResult(p.version, p.digest.result(), changed, w._counts(p.changes),
+                            p.queued)
 
-    def _write_neo4j_marked(self, write: _NeoWrite, changes: d.ChangeSet,
-                            embeddings: dict[str, list[float]]
+    def _start_next(self, ahead: Ahead, p: _Prepared, created: dict[str, str]) -> None:
+        """Before ``ahead.after``'s COMMIT: remember what it wrote and start preparing the
+        batch that follows (its reads wait for the commit). Run again (a transient error):
+        forget the tenant and drop that preparation."""
+        ahead.starts += 1
+        if ahead.starts > 1:
+            ahead.stale = True
+            self.memory.forget(p.tenant)
+            return
+        assert self._preparer is not None
+        p.memory.remember(p.existing, p.live_ids, created, p.changes)
+        self.writer.read_gate = ahead.gate
+        self._inflight = ahead
+        tenant = ahead.options.get("tenant") or self.writer.settings.tenant
+        ahead.future = self._preparer.submit(self._prepare, ahead.following, tenant,
+                                             cast(CommitOptions, ahead.options))
+
+    def _take_ahead(self, batch: GraphBatch, options: CommitOptions
+                    ) -> _Prepared | CommitResult | None:
+        """The prepared ``batch`` when it is the one announced; else None (after waiting
+        for any other preparation: it uses the connection)."""
+        ahead, self._inflight = self._inflight, None
+        if ahead is None:
+            return None
+        if not ahead.matches(batch, options):
+            ahead.drop()
+            return None
+        assert ahead.future is not None
+        self.ahead_used += 1
+        result: _Prepared | CommitResult = ahead.future.result()  # its error is this commit's
+        return result
+
+    def _drop_inflight(self) -> None:
+        ahead, self._inflight = self._inflight, None
+        if ahead is not None:
+            ahead.drop()
+
+    def _write_neo4j_marked(self, write: _NeoWrite, p: _Prepared, ahead: Ahead | None
                             ) -> tuple[list[str], dict[str, str]]:
         """The Neo4j transaction (returns its bookmarks and the element ids of the nodes
         it created); on failure settle the intent now
         (mark present: complete it; absent: discard it), or leave it to the reconciler when
-        Neo4j cannot tell."""
+        Neo4j cannot tell. ``ahead``: the batch to prepare while this one commits."""
+        hook = None if ahead is None else partial(self._start_next, ahead, p)
         try:
-            return self.writer._write_neo4j(write, changes, embeddings)
+            out = self.writer._write_neo4j(write, p.changes, p.embeddings, hook)
         except Exception as exc:
+            self._drop_inflight()  # it uses the connection: finished before reconciling
             wait([write.intent])  # the intent's connection is this one
             self._settle()  # the previous snapshot's record first: then reconcile
             with contextlib.suppress(Exception):
@@ -520,6 +608,9 @@ class WriteSession:
                     "commit it in smaller batches",
                     {"neo4j_code": getattr(exc, "code", None)}) from exc
             raise
+        if ahead is not None:
+            ahead.release()
+        return out
 
     def _record_snapshot(self, version: int, bookmarks: list[str], rows: bytes,
                          changed: list[str]) -> None:
@@ -560,6 +651,9 @@ class WriteSession:
 
     def close(self, raise_errors: bool = True) -> None:
         """Wait for the background work; raise its error (``raise_errors``) or log it."""
+        self._drop_inflight()
+        if self._preparer is not None:
+            self._preparer.shutdown()
         error = self._settle()
         self._finishing = None
         if self._finisher is not None:
@@ -594,6 +688,24 @@ class _NeoWrite:
     digest: Future[str]  # the batch's content hash (its WriteMark and intent carry it)
     intent: Future[bytes]  # the intent committed in PostgreSQL (its change rows)
     existing: dict[str, str]  # element ids of the nodes that exist (see ``_check``)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A batch read, checked and diffed, ready for its write (``WriteSession._prepare``)."""
+
+    tenant: str
+    source: str
+    version: int
+    valid_at: datetime
+    note: str | None
+    digest: Future[str]
+    changes: d.ChangeSet
+    embeddings: dict[str, list[float]]
+    existing: dict[str, str]  # element ids of the nodes that exist (see ``_check``)
+    live_ids: set[str]
+    memory: TenantMemory
+    queued: int
 
 
 def embedding_text(node: NodeRecord) -> str:

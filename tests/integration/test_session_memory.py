@@ -6,7 +6,6 @@ commit makes the session forget the tenant."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -17,11 +16,8 @@ from substrate.errors import ValidationFailed
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
 from substrate.graph.session_memory import SessionMemory
 from substrate.graph.writer import GraphWriter
-from substrate.settings import Settings
 from tests.support.graphstate import (
     assert_change_log_matches_graph,
-    drop_tenant_graph,
-    new_tenant,
     snapshot_versions,
 )
 
@@ -104,19 +100,6 @@ def _plain(after: Any) -> Any:
     if not isinstance(after, dict):
         return after
     return {k: v for k, v in after.items() if k not in ("valid_from_ts", "valid_at")}
-
-
-@pytest.fixture
-def tenants(driver: Driver) -> Iterator[tuple[str, str]]:
-    pair = (new_tenant("memory-each"), new_tenant("memory-one"))
-    yield pair
-    for name in pair:
-        drop_tenant_graph(driver, name)
-
-
-@pytest.fixture(scope="module")
-def writer(stack: Settings, driver: Driver) -> GraphWriter:
-    return GraphWriter(stack, driver)
 
 
 def test_one_session_writes_what_one_session_per_commit_writes(

@@ -54,14 +54,64 @@ def edge_row(key: str, edge: EdgeRecord, ends: Mapping[str, str]) -> dict[str, A
     missing = [c for c in (edge.src, edge.dst) if c not in ends]
     if missing:  # the checks before the write found every end: a bug, never a partial write
         raise RuntimeError(f"edge {key}: no node read or created for {missing}")
+    return _edge_row(key, edge, ends[edge.src], ends[edge.dst])
+
+
+def _edge_row(key: str, edge: EdgeRecord, a: str | None, b: str | None) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "key": key, "a": ends[edge.src], "b": ends[edge.dst], "evidence_ref": edge.evidence_ref,
+        "key": key, "a": a, "b": b, "evidence_ref": edge.evidence_ref,
         "confidence": float(edge.confidence), "weight": float(edge.weight),
         "source": edge.source}
     user = {k: v for k, v in edge.props.items() if k not in RESERVED}
     if user:
         row["user"], row["prop_keys"] = user, sorted(user)
     return row
+
+
+@dataclass
+class Rows:
+    """A snapshot's statement rows, built before its transaction (:func:`rows_for`, while
+    the snapshot before it commits): only the element ids of the nodes the transaction
+    creates are filled in during it (:meth:`fill_ends`)."""
+
+    created: dict[str, list[dict[str, Any]]]  # label -> graph/create_nodes rows
+    merged: dict[str, list[dict[str, Any]]]  # label -> graph/upsert_nodes rows
+    edges: dict[tuple[str, bool], list[dict[str, Any]]]  # (type, user props) -> create_edges
+    open_ends: list[tuple[dict[str, Any], str, str]]  # (edge row, "a" or "b", ceid)
+
+    def fill_ends(self, created: Mapping[str, str]) -> None:
+        """The ends created in this run of the transaction (again when it runs again)."""
+        for row, side, ceid in self.open_ends:
+            element_id = created.get(ceid)
+            if element_id is None:  # the checks found every end: a bug, never a partial write
+                raise RuntimeError(f"edge {row['key']}: no node read or created for {[ceid]}")
+            row[side] = element_id
+
+
+def rows_for(changes: d.ChangeSet, embeddings: Mapping[str, list[float]],
+             existing: Mapping[str, str], tenant: str, version: int, maxv: int,
+             source: str) -> Rows:
+    """The rows of ``changes``' node and edge statements (``existing``: element ids of the
+    nodes that exist; the others are created, their ends left open)."""
+    created: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    merged: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for node in [*changes.node_adds, *(n for n, _ in changes.node_updates)]:
+        vector = embeddings.get(node.ceid)
+        if node.ceid in existing:
+            merged[node.label].append(node_row(node, vector))
+        else:
+            created[node.label].append({"props": new_node_props(
+                node, vector, tenant, version, maxv, source)})
+    edges: dict[tuple[str, bool], list[dict[str, Any]]] = defaultdict(list)
+    open_ends: list[tuple[dict[str, Any], str, str]] = []
+    for key, edge in changes.edge_adds:
+        row = _edge_row(key, edge, existing.get(edge.src), existing.get(edge.dst))
+        if row["a"] is None:
+            open_ends.append((row, "a", edge.src))
+        if row["b"] is None:
+            open_ends.append((row, "b", edge.dst))
+        edges[(edge.type, "user" in row)].append(row)
+    return Rows(dict(created), dict(merged), dict(edges), open_ends)
 
 
 def edge_rows(keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
@@ -111,62 +161,52 @@ class WritePlan:
                 for i in range(0, len(rows), ROWS)]
 
     def run(self, tx: ManagedTransaction, changes: d.ChangeSet,
-            embeddings: dict[str, list[float]]) -> None:
+            embeddings: dict[str, list[float]], rows: Rows | None = None) -> None:
+        """``rows``: built beforehand (:func:`rows_for` with this plan's ``existing``)."""
+        if rows is None:
+            rows = rows_for(changes, embeddings, self.existing, self.tenant, self.version,
+                            self.maxv, self.source)
         ts = self.valid_at.isoformat()
         stamp = {"version": self.version, "ts": ts}
         closing = edge_rows((key, edge["src"]) for key, edge in changes.edge_closes)
-        for (rel_type, src_label), rows in closing.items():
+        for (rel_type, src_label), keys in closing.items():
             ctx = {"rel_type": rel_type, "src_label": src_label}
-            self._run(tx, "graph/close_edges", ctx, "rows", rows, **stamp)
-        self.created = self._upsert_nodes(tx, changes, embeddings, ts)
-        ends = {**self.existing, **self.created}
+            self._run(tx, "graph/close_edges", ctx, "rows", keys, **stamp)
+        self.created = self._upsert_nodes(tx, rows, ts)
+        rows.fill_ends(self.created)
         drops: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for ceid, remaining in changes.node_source_drops:
             drops[storage(ceid)].append({"ceid": ceid, "sources": remaining})
-        for label, rows in drops.items():
-            self._run(tx, "graph/set_node_sources", {"label": label}, "rows", rows)
+        for label, sources in drops.items():
+            self._run(tx, "graph/set_node_sources", {"label": label}, "rows", sources)
         closes: dict[str, list[str]] = defaultdict(list)
         for ceid, _ in changes.node_closes:
             closes[storage(ceid)].append(ceid)
         for label, ceids in closes.items():
             self._run(tx, "graph/close_nodes", {"label": label}, "ceids", ceids, **stamp)
-        self._create_edges(tx, changes, ends, stamp)
+        self._create_edges(tx, rows, stamp)
         self._mark_conflicts(tx, changes)
 
-    def _upsert_nodes(self, tx: ManagedTransaction, changes: d.ChangeSet,
-                      embeddings: dict[str, list[float]], ts: str) -> dict[str, str]:
+    def _upsert_nodes(self, tx: ManagedTransaction, rows: Rows, ts: str) -> dict[str, str]:
         """Create the new nodes, MERGE the others; the created nodes' element ids."""
-        merged: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        created: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for node in [*changes.node_adds, *(n for n, _ in changes.node_updates)]:
-            vector = embeddings.get(node.ceid)
-            if node.ceid in self.existing:
-                merged[node.label].append(node_row(node, vector))
-            else:
-                created[node.label].append({"props": new_node_props(
-                    node, vector, self.tenant, self.version, self.maxv, self.source)})
         ids: dict[str, str] = {}
-        for label, rows in created.items():
+        for label, created in rows.created.items():
             ctx = {"label": label, "entity": label != "Chunk"}
-            for pairs in self._values(tx, "graph/create_nodes", ctx, "rows", rows, ts=ts):
+            for pairs in self._values(tx, "graph/create_nodes", ctx, "rows", created, ts=ts):
                 ids.update(pairs)
-        for label, rows in merged.items():
+        for label, merged in rows.merged.items():
             ctx = {"label": label, "entity": label != "Chunk"}
-            self._run(tx, "graph/upsert_nodes", ctx, "rows", rows, version=self.version,
+            self._run(tx, "graph/upsert_nodes", ctx, "rows", merged, version=self.version,
                       ts=ts, maxv=self.maxv, source=self.source)
         return ids
 
-    def _create_edges(self, tx: ManagedTransaction, changes: d.ChangeSet,
-                      ends: Mapping[str, str], stamp: dict[str, Any]) -> None:
-        groups: dict[tuple[str, bool], list[dict[str, Any]]] = defaultdict(list)
-        for key, edge in changes.edge_adds:
-            row = edge_row(key, edge, ends)
-            groups[(edge.type, "user" in row)].append(row)
-        for (rel_type, user_props), rows in groups.items():
+    def _create_edges(self, tx: ManagedTransaction, rows: Rows, stamp: dict[str, Any]
+                      ) -> None:
+        for (rel_type, user_props), group in rows.edges.items():
             ctx = {"rel_type": rel_type, "user_props": user_props}
-            made = sum(self._values(tx, "graph/create_edges", ctx, "rows", rows, **stamp))
-            if made != len(rows):  # an end vanished since it was read: roll the snapshot back
-                raise RuntimeError(f"{rel_type}: {made} of {len(rows)} relationships created "
+            made = sum(self._values(tx, "graph/create_edges", ctx, "rows", group, **stamp))
+            if made != len(group):  # an end vanished since it was read: roll the snapshot back
+                raise RuntimeError(f"{rel_type}: {made} of {len(group)} relationships created "
                                    "(an end was not found by its element id)")
 
     def _mark_conflicts(self, tx: ManagedTransaction, changes: d.ChangeSet) -> None:

@@ -29,7 +29,7 @@ from substrate.errors import BatchTooLarge, Unavailable, ValidationFailed
 from substrate.graph import diff as d
 from substrate.graph import embedding_registry, events, faults, intents, snapshots, tx_budget
 from substrate.graph.lookahead import Ahead
-from substrate.graph.neo4j_write import edge_rows
+from substrate.graph.neo4j_write import Rows, edge_rows, rows_for
 from substrate.graph.ontology import Ontology, load_ontology
 from substrate.graph.reconcile import clear_marks, reconcile_locked
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord
@@ -409,13 +409,14 @@ class GraphWriter:
     def _write_neo4j(self, write: _NeoWrite, changes: d.ChangeSet,
                      embeddings: dict[str, list[float]],
                      before_commit: Callable[[dict[str, str]], None] | None = None,
-                     ) -> tuple[list[str], dict[str, str]]:
+                     rows: Rows | None = None) -> tuple[list[str], dict[str, str]]:
         """Run the write; its bookmarks (raw values) go into the snapshot's ``graph.updated``
         event, so other processes' routed reads at this snapshot wait for it too. The
         transaction commits only after the intent has (``write.intent``). Returns the
         bookmarks and the element ids of the nodes it created. ``before_commit``: given those
         element ids once the statements and the mark have run, before each COMMIT (again
-        when the driver runs the transaction again)."""
+        when the driver runs the transaction again). ``rows``: the statements' rows, built
+        beforehand (else here)."""
         from substrate.graph.neo4j_write import WritePlan
 
         plan = WritePlan(self.cypher, self.ontology, write.tenant, write.source, write.version,
@@ -423,7 +424,7 @@ class GraphWriter:
         mark = self.cypher.text("graph/write_mark")
 
         def work(tx: ManagedTransaction) -> None:
-            plan.run(tx, changes, embeddings)
+            plan.run(tx, changes, embeddings, rows)
             write.intent.result()  # raises: the transaction rolls back, nothing committed
             faults.point("after_intent")
             run_statement(tx, mark, version=write.version, tenant=write.tenant,
@@ -524,8 +525,9 @@ class WriteSession:
             w._check_budget(changes, targets)  # before the model's work and any write
             embeddings = w._embed(targets)
             w._record_model(conn, embeddings)
+        rows = rows_for(changes, embeddings, existing, tenant, version, MAXV, source)
         return _Prepared(tenant, source, version, valid_at, options.get("note"), digest,
-                         changes, embeddings, existing, live_ids, memory, queued)
+                         changes, embeddings, existing, live_ids, memory, queued, rows)
 
     def _write(self, p: _Prepared, batch: GraphBatch) -> CommitResult:
         """The prepared batch's snapshot: intent, Neo4j transaction, record."""
@@ -594,7 +596,7 @@ class WriteSession:
         Neo4j cannot tell. ``ahead``: the batch to prepare while this one commits."""
         hook = None if ahead is None else partial(self._start_next, ahead, p)
         try:
-            out = self.writer._write_neo4j(write, p.changes, p.embeddings, hook)
+            out = self.writer._write_neo4j(write, p.changes, p.embeddings, hook, p.rows)
         except Exception as exc:
             self._drop_inflight()  # it uses the connection: finished before reconciling
             wait([write.intent])  # the intent's connection is this one
@@ -706,6 +708,7 @@ class _Prepared:
     live_ids: set[str]
     memory: TenantMemory
     queued: int
+    rows: Rows  # the Neo4j statements' rows (built here: off the transaction's time)
 
 
 def embedding_text(node: NodeRecord) -> str:

@@ -1,13 +1,14 @@
 """Rows of the write path's statements: edges grouped by start node, user properties only
-when present (readers take a missing ``prop_keys`` as empty)."""
+when present (readers take a missing ``prop_keys`` as empty); built before the transaction,
+with only the ends it creates filled in during it."""
 
 from __future__ import annotations
 
 import pytest
 
-from substrate.graph.diff import edge_key
-from substrate.graph.neo4j_write import edge_row, edge_rows
-from substrate.graph.records import EdgeRecord
+from substrate.graph.diff import ChangeSet, edge_key
+from substrate.graph.neo4j_write import edge_row, edge_rows, rows_for
+from substrate.graph.records import EdgeRecord, NodeRecord
 
 ENDS = {"service:a": "4:db:1", "service:b": "4:db:2"}
 
@@ -49,3 +50,38 @@ def test_an_edge_without_a_known_end_is_refused_before_the_write() -> None:
     edge = EdgeRecord("CALLS", "service:a", "service:zz", "deploy.yaml#L3", source="s")
     with pytest.raises(RuntimeError, match=r"no node read or created for \['service:zz'\]"):
         edge_row(edge_key(edge), edge, ENDS)
+
+
+def _changes(nodes: list[NodeRecord], edges: list[EdgeRecord]) -> ChangeSet:
+    changes = ChangeSet()
+    changes.node_adds += nodes
+    changes.edge_adds += [(edge_key(e), e) for e in edges]
+    return changes
+
+
+def test_rows_built_before_the_transaction_leave_only_created_ends_open() -> None:
+    new = NodeRecord("service:c", "Service", {"name": "c"})
+    known = NodeRecord("service:a", "Service", {"name": "a", "tier": "gold"})
+    edges = [EdgeRecord("CALLS", "service:a", "service:b", "r1", source="s"),
+             EdgeRecord("CALLS", "service:a", "service:c", "r2", source="s"),
+             EdgeRecord("CALLS", "service:c", "service:b", "r3", source="s",
+                        props={"protocol": "grpc"})]
+    rows = rows_for(_changes([new, known], edges), {}, ENDS, "t1", 7, 99, "s")
+    assert [r["props"]["ceid"] for r in rows.created["Service"]] == ["service:c"]
+    assert rows.created["Service"][0]["props"]["valid_from_v"] == 7
+    assert [r["ceid"] for r in rows.merged["Service"]] == ["service:a"]  # it exists: MERGE
+    plain, rich = rows.edges[("CALLS", False)], rows.edges[("CALLS", True)]
+    assert [(r["a"], r["b"]) for r in plain] == [("4:db:1", "4:db:2"), ("4:db:1", None)]
+    assert [(r["a"], r["b"]) for r in rich] == [(None, "4:db:2")]
+    rows.fill_ends({"service:c": "4:db:9"})
+    assert [(r["a"], r["b"]) for r in plain + rich] == [
+        ("4:db:1", "4:db:2"), ("4:db:1", "4:db:9"), ("4:db:9", "4:db:2")]
+    rows.fill_ends({"service:c": "4:db:10"})  # the transaction ran again: its own ids
+    assert [r["b"] for r in plain] == ["4:db:2", "4:db:10"] and rich[0]["a"] == "4:db:10"
+
+
+def test_an_open_end_the_transaction_did_not_create_is_refused() -> None:
+    edge = EdgeRecord("CALLS", "service:a", "service:zz", "deploy.yaml#L3", source="s")
+    rows = rows_for(_changes([], [edge]), {}, ENDS, "t1", 7, 99, "s")
+    with pytest.raises(RuntimeError, match=r"no node read or created for \['service:zz'\]"):
+        rows.fill_ends({})

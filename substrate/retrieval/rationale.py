@@ -1,19 +1,24 @@
 """Decision rationale with no model (RSN-UC-05): the sentences of the ADR that answer "why".
 
-After fusion and reranking, the first architecture decision record among the results (an ADR
-hit, or a chunk of one; an ADR the question names comes first) is read back from the graph:
-its text (the body lines the ADR connector kept), path, status, date and the commit of its
-provenance. The text is cut into sentences by section — Context, Decision (MADR's "Decision
-Outcome"), Consequences, Considerations, Rationale — each sentence keeping the file line it
-starts on, so it cites as ``path#L<line>@<commit>``. The reranker scores every sentence
-against the question; the best ``QUOTES`` are quoted in document order.
+After fusion and reranking, the first architecture decision records among the results (ADR
+hits, or chunks of them; an ADR the question names comes first) are read back from the
+graph: their text (the body lines the ADR connector kept), path, status, date and the commit
+of their provenance. The fused order's first answers, unless another candidate's title (with
+its file name) is clearly closer to the question (:func:`by_title`: "why X?" names the
+decision an ADR's title states; the fused order also follows the ADRs that only mention X).
+The text is cut into sentences by section — Context, Decision (MADR's "Decision Outcome"),
+Consequences, Considerations, Rationale — each sentence keeping the file lines it spans, so
+it cites as ``path#L<line>@<commit>``; a list is one sentence with the lead-in that
+announces it (:func:`sentences`). The reranker scores every sentence against the question;
+the best ``QUOTES`` are quoted in document order.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any, Protocol
 
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
@@ -26,10 +31,11 @@ SECTIONS = re.compile(r"^(context|decision(?:\s+outcome)?|the decision|chosen op
                       r"|(?:considered\s+)?options?(?:\s+considered)?|alternatives)\b", re.I)
 DECISION_BOOST = 0.1  # a Decision sentence states the reason more often than a Context one
 REASON_BOOST = 0.05  # a sentence that gives a reason ("because", "so that", "we chose")
-_REASON = re.compile(r"\b(?:because|since|so that|in order to|due to|allows?|enables?|benefits?"
+_REASON = re.compile(r"\b(?:because|since|so that|in order to|due to|driven by|motivated by"
+                     r"|allows?|enables?|benefits?"
                      r"|advantages?|we (?:chose|decided|opted)|opting|instead of|rather than"
                      r"|easier|simpler|faster|lower|reduces?|avoids?)\b", re.I)
-_GIVES_REASONS = re.compile(r"\b(?:reasons?|because|advantages?|benefits?|pros|why|due to"
+_GIVES_REASONS = re.compile(r"\b(?:reasons?|because|advantages?|benefits?|pros|why|due to|features?"
                             r"|drawbacks?|problems?|pain points?|side effects?|assumptions?"
                             r"|needs?|requirements?|constraints?|goals?)\b", re.I)
 MIN_CHARS = 12  # shorter sentences say too little to quote; list items may be shorter
@@ -52,7 +58,7 @@ class Sentence:
     line: int
     text: str
     last: int = 0  # the line it ends on (a sentence may wrap over several)
-    listed: bool = False  # an item of a list a lead-in announces ("for several reasons:")
+    listed: bool = False  # a list a reasons lead-in announces ("for several reasons:")
 
     def lines(self) -> str:
         """``L12`` or ``L12-L14``, as the citation names them."""
@@ -110,12 +116,20 @@ def _split(paragraph: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
 
 
 def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
-    """The sentences of the reason-giving sections, with the file line each starts on."""
+    """The sentences of the reason-giving sections, with the file line each starts on.
+
+    A list is quoted whole with what announces it: a lead-in ending in ":" ("We will use S3
+    for several reasons:", "Alpine is a small library that:") and the items under it become
+    one sentence citing their lines (``L19-L22``), and so do the items a reason section's
+    heading announces ("## Considerations"). A reason is then quoted with its siblings, as
+    the ADR gives them. A lead-in followed by prose ("... and opting to stick with
+    GitHub-native workflows:" then the decision) is joined to that prose's first sentence."""
     first = _first_line(text, title_line, title)
+    raw = text.splitlines()
     section: str | None = None
     depth = 0  # the heading level of the current section: deeper headings stay inside it
     body: dict[str, list[tuple[int, str]]] = {}
-    for i, line in enumerate(text.splitlines()):
+    for i, line in enumerate(raw):
         m = _HEADING.match(line)
         if m:
             level = len(m.group(1))
@@ -127,20 +141,88 @@ def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
             continue
         if section is not None:
             body.setdefault(section, []).append((first + i, line))
-    out = []
+    out: list[Sentence] = []
     for name, lines in body.items():
-        introduced = False  # the last paragraph before this list ended on ":"
-        for para in _paragraphs(lines):
-            item = bool(_BULLET.match(text.splitlines()[para[0][0] - first]))
-            pieces = _split(para)
-            for no, last, piece in pieces:
-                words = clean(piece)
-                least = MIN_ITEM_CHARS if item else MIN_CHARS
-                if len(words) >= least and any(c.isalpha() for c in words):
-                    out.append(Sentence(name, no, words, last, item and introduced))
-            if not item:  # a lead-in that announces reasons ("for several reasons:")
-                lead = clean(pieces[-1][2]) if pieces else ""
-                introduced = lead.endswith(":") and bool(_GIVES_REASONS.search(lead))
+        out += _section_sentences(name, _paragraphs(lines), lambda no: raw[no - first])
+    return out
+
+
+MAX_LIST_CHARS = 420  # a quoted list stops after the item that passes this many characters
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _kept(text: str, item: bool) -> bool:
+    return len(text) >= (MIN_ITEM_CHARS if item else MIN_CHARS) and any(
+        c.isalpha() for c in text)
+
+
+def _section_sentences(name: str, paras: list[list[tuple[int, str]]],
+                       raw: Callable[[int], str]) -> list[Sentence]:
+    """One section's sentences; lists grouped with their lead-in (see :func:`sentences`)."""
+    out: list[Sentence] = []
+
+    def is_item(para: list[tuple[int, str]]) -> bool:
+        return bool(_BULLET.match(raw(para[0][0])))
+
+    def items_after(j: int, under: int | None) -> int:
+        """The end of the run of items from ``j`` (deeper than ``under`` when given)."""
+        while j < len(paras) and is_item(paras[j]) and (
+                under is None or _indent(raw(paras[j][0][0])) > under):
+            j += 1
+        return j
+
+    def grouped(lead: tuple[int, int, str] | None, run: list[list[tuple[int, str]]],
+                listed: bool) -> None:
+        texts, last = [], 0
+        for para in run:
+            item = clean(" ".join(t for _, t in para)).rstrip(" ;.")
+            if not _kept(item, True):
+                continue
+            texts.append(item)
+            last = para[-1][0]
+            if sum(len(t) for t in texts) > MAX_LIST_CHARS:
+                break
+        if not texts:
+            return
+        head = clean(lead[2]) + " " if lead else ""
+        start = lead[0] if lead else run[0][0][0]
+        joined = "".join(t + ("" if k == len(texts) - 1 else " " if t.endswith(":") else "; ")
+                         for k, t in enumerate(texts))  # a nested lead-in runs on
+        out.append(Sentence(name, start, head + joined + ".", last, listed))
+
+    i = 0
+    if paras and is_item(paras[0]) and name in REASON_SECTIONS:  # the heading announces them
+        end = items_after(0, None)
+        grouped(None, paras[:end], True)
+        i = end
+    while i < len(paras):
+        para, item = paras[i], is_item(paras[i])
+        pieces = _split(para)
+        lead = pieces[-1] if pieces and clean(pieces[-1][2]).endswith(":") else None
+        end = items_after(i + 1, _indent(raw(para[0][0])) if item else None) if lead else i + 1
+        nxt = paras[i + 1] if lead and end == i + 1 and i + 1 < len(paras) else None
+        joined = (nxt is not None and not item and not is_item(nxt)
+                  and not raw(nxt[0][0]).lstrip().startswith(("```", "|", "<")))
+        for no, last, piece in pieces[:-1] if (end > i + 1 or joined) else pieces:
+            words = clean(piece)
+            if _kept(words, item):
+                out.append(Sentence(name, no, words, last))
+        if lead is not None and end > i + 1:  # the lead-in and the items it announces
+            grouped(lead, paras[i + 1:end], bool(_GIVES_REASONS.search(clean(lead[2]))))
+            i = end
+            continue
+        if joined and nxt is not None and lead is not None:  # "...:" then the statement
+            follow = _split(nxt)
+            no, last, piece = follow[0]
+            out.append(Sentence(name, lead[0], clean(lead[2]) + " " + clean(piece), last))
+            out += [Sentence(name, n, clean(t), e) for n, e, t in follow[1:]
+                    if _kept(clean(t), False)]
+            i += 2
+            continue
+        i += 1
     return out
 
 
@@ -234,6 +316,37 @@ def _adr_order(query: str, seeds: list[dict[str, Any]], fused: list[Hit]) -> lis
     return list(dict.fromkeys([*named, *hits]))
 
 
+CANDIDATES = 5  # the first ADRs of the fused order whose titles are compared
+TITLE_MARGIN = 0.1  # how much closer a title must be to displace the fused order's first
+
+
+def title_text(entity: dict[str, Any], path: str | None) -> str:
+    """What an ADR is called: its title and its file's name (``0042-gracefully-handle-
+    samgov-4xx-errors.md``: the name states the decision even when a copied heading does
+    not)."""
+    stem = re.sub(r"^\d+[-_ ]*", "", PurePosixPath(path or "").stem)
+    return " ".join(x for x in (str(entity.get("name") or ""), stem.replace("-", " ")
+                                .replace("_", " ")) if x)
+
+
+async def by_title(query: str, order: list[str], rows: dict[str, dict[str, Any]],
+                   reranker: Reranker) -> list[str]:
+    """``order`` with the ADR whose title answers the question first: a "why X?" names the
+    decision X, which an ADR's title states, while the fused order also follows the ADRs
+    that only mention X (the one superseding it, a neighbour). The fused order's first
+    stays unless another title is closer to the question by ``TITLE_MARGIN``."""
+    known = [c for c in order if c in rows and rows[c]["props"].get("text")]
+    if len(known) < 2:
+        return order
+    texts = [title_text(rows[c]["entity"], rows[c]["props"].get("path")) for c in known]
+    outcome = await reranker.rerank(query, texts, None)
+    score = {known[r.index]: float(r.score) for r in outcome.results}
+    best = max(known, key=lambda c: score.get(c, 0.0))
+    if score.get(best, 0.0) < score.get(known[0], 0.0) + TITLE_MARGIN:
+        return order
+    return [best, *[c for c in order if c != best]]
+
+
 def commit_of(provenance: list[str]) -> tuple[int, str]:
     """(title line, commit) from a provenance ref ``path#L12@abc1234``."""
     for ref in provenance:
@@ -245,10 +358,11 @@ def commit_of(provenance: list[str]) -> tuple[int, str]:
 
 
 def boost(sentence: Sentence) -> float:
-    """What a sentence's place and wording add to its relevance: Decision sections and
-    reason-giving words state the "why" more often."""
+    """What a sentence's place and wording add to its relevance: Decision sections,
+    reason-giving words and the lists a lead-in announces as reasons state the "why" more
+    often."""
     return ((DECISION_BOOST if sentence.section.startswith("Decision") else 0.0)
-            + (REASON_BOOST if _REASON.search(sentence.text) else 0.0))
+            + (REASON_BOOST if sentence.listed or _REASON.search(sentence.text) else 0.0))
 
 
 def _git_source(sources: Any) -> str | None:
@@ -258,11 +372,13 @@ def _git_source(sources: Any) -> str | None:
 async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
                     ) -> StrategyResult | None:
     """The quotes of the best-ranked ADR, or None when no ADR was retrieved."""
-    order = _adr_order(ctx.query, ctx.seeds, fused)[:3]
+    order = _adr_order(ctx.query, ctx.seeds, fused)[:CANDIDATES]
     if not order:
         return None
     rows = await ctx.reader.rows("retrieval/decision_text", ctx.scope, ceids=order)
     by_ceid = {r["entity"]["ceid"]: r for r in rows}
+    if not _ADR_NUMBER.search(ctx.query):
+        order = await by_title(ctx.query, order, by_ceid, reranker)
     for ceid in order:
         row = by_ceid.get(ceid)
         if row is None or not row["props"].get("text"):

@@ -166,12 +166,13 @@ def test_why_quotes_the_adr_decision_with_lines(fac_api: httpx.Client, fac: Path
     assert "status accepted" in answer and "2022-10-28" in answer
     assert "We will move the current frontend into Django" in answer
     lines = git(fac, "show", f"HEAD:{ADR}").splitlines()
-    for cite in body["citations"]:  # path#L12@c, or #L12-L14@c for a wrapped sentence
+    for cite in body["citations"]:  # path#L12@c, or #L12-L14@c: a wrapped sentence, a list
         path, rest = cite["evidence_ref"].split("#L")
         span, commit = rest.split("@")
         first, _, last = span.partition("-L")
         assert path == ADR
         text = git(fac, "show", f"{commit}:{path}").splitlines()
-        for line in range(int(first), int(last or first) + 1):
-            assert text[line - 1].strip() and text[line - 1] in lines
+        cited = text[int(first) - 1:int(last or first)]
+        assert cited[0].strip() and cited[-1].strip()  # a list's lead-in to its last item
+        assert all(line in lines for line in cited if line.strip())
     assert 0.3 < body["confidence"]["confidence"] < 1.0

@@ -40,18 +40,24 @@ Uploads need a bucket per environment.
 """
 
 
-def test_sentences_know_lead_ins_and_the_lists_they_announce() -> None:
+def test_a_list_is_one_sentence_with_its_lead_in() -> None:
     found = sentences(ADR, 1, "File uploads")
     by_text = {s.text: s for s in found}
-    assert lead_in(by_text["The storage needs to accommodate the following:"])
-    assert by_text["Files can change over time."].listed  # "accommodate ...": needs
-    assert by_text["It is available as a managed service at cloud.gov"].listed  # reasons
-    assert not by_text["the browser posts the file"].listed  # "The upload flow is:"
-    assert is_force(by_text["It is simple to use"]) and not is_force(by_text[
-        "the backend scans it"])
-    assert by_text["Files can change over time."].line == 12
+    needs = next(s for s in found if s.text.startswith("The storage needs to accommodate"))
+    assert needs.text == ("The storage needs to accommodate the following: Files can change "
+                          "over time; Backdated submissions must stay readable.")
+    assert (needs.line, needs.last, needs.lines()) == (11, 13, "L11-L13")
+    assert needs.listed and is_force(needs)  # "accommodate ...": needs
+    assert "We need to store uploaded files." in by_text  # the lead-in's paragraph before it
     first = statement(found)
-    assert first is not None and first.text.startswith("We will use Amazon S3")
+    assert first is not None and first.text == (
+        "We will use Amazon S3 as our underlying file storage mechanism for several reasons: "
+        "It is available as a managed service at cloud.gov; It is simple to use.")
+    assert (first.line, first.last, first.listed) == (19, 21, True)
+    flow = by_text["The upload flow is: the browser posts the file; the backend scans it."]
+    assert not flow.listed and not is_force(flow)  # a list, but no reasons announced
+    assert not any(lead_in(s) for s in found)  # every lead-in here announces something
+    assert not any(s.text.startswith(("Files can", "It is simple")) for s in found)
 
 
 def test_the_quotes_state_the_decision_its_forces_and_a_reason() -> None:
@@ -61,10 +67,66 @@ def test_the_quotes_state_the_decision_its_forces_and_a_reason() -> None:
     assert len(quotes) == 4
     assert sum(is_force(q) for q in quotes) >= 2  # the best-ranked forces (listed reasons)
     texts = [q.text for q in quotes]
-    assert any(t.startswith("We will use Amazon S3") for t in texts)  # a lead-in, stated
+    assert any(t.startswith("We will use Amazon S3") for t in texts)  # with its reasons
     assert "How will we store them?" not in texts
-    assert "The storage needs to accommodate the following:" not in texts
     assert [q.line for q in quotes] == sorted(q.line for q in quotes)
+
+
+def test_a_heading_announces_its_list_and_nested_items_follow_their_item() -> None:
+    text = ("# 19. Use Alpine\n\n## Decision\n\nWe will use Alpine JS.\n\n"
+            "## Considerations:\n\n"
+            "* Offline checks are not possible\n"
+            "* Alpine is a small library that:\n"
+            "  * Works out of the box\n"
+            "  * Includes a lightweight state-management solution\n"
+            "\n## Consequences\n\n* Less custom JS.\n* One more dependency.\n")
+    found = sentences(text, 1, "Use Alpine")
+    considered = [s for s in found if s.section == "Considerations"]
+    assert len(considered) == 1  # the heading announces the whole list, nested items too
+    assert considered[0].text == (
+        "Offline checks are not possible; Alpine is a small library that: Works out of the "
+        "box; Includes a lightweight state-management solution.")
+    assert considered[0].lines() == "L9-L12" and is_force(considered[0])
+    # a Consequences list has no lead-in: its items stay apart
+    assert [s.text for s in found if s.section == "Consequences"] == [
+        "Less custom JS.", "One more dependency."]
+
+
+def test_an_item_lead_in_groups_the_deeper_items_under_it() -> None:
+    text = ("# 5. X\n\n## Decision\n\nWe will use X.\n\n"
+            "* It is fast\n"
+            "* Alpine is a small library that:\n"
+            "  * Works out of the box\n"
+            "  * Includes state management\n"
+            "* It is cheap\n")
+    found = sentences(text, 1, "X")
+    assert [(s.text, s.lines()) for s in found] == [
+        ("We will use X.", "L5"), ("It is fast", "L7"),
+        ("Alpine is a small library that: Works out of the box; Includes state management.",
+         "L8-L10"),
+        ("It is cheap", "L11")]
+
+
+def test_a_lead_in_before_prose_joins_its_first_sentence() -> None:
+    text = ("# 7. Use Github Actions for CI\n\n## Decision\n\n"
+            "Both options provide adequate coverage.\n\n"
+            "Finding no issues with either option and opting to stick with Github-native "
+            "workflows:\n\n**We will use [Github Actions](https://x) for CI**\n\n"
+            "## Consequences\n\n* Tests gate merges.\n")
+    found = sentences(text, 1, "Use Github Actions for CI")
+    first = statement(found)
+    assert first is not None and first.text == (
+        "Finding no issues with either option and opting to stick with Github-native "
+        "workflows: We will use Github Actions for CI")
+    assert first.lines() == "L7-L9"
+
+
+def test_a_long_list_is_quoted_up_to_its_budget() -> None:
+    items = "".join(f"- Reason number {i} " + "x" * 100 + "\n" for i in range(1, 9))
+    text = f"# 1. Y\n\n## Context\n\nWe need this for several reasons:\n{items}"
+    (listed,) = sentences(text, 1, "Y")
+    shown = listed.text.count("Reason number")
+    assert 1 < shown < 8 and listed.lines() == f"L5-L{5 + shown}"
 
 
 def test_no_decision_statement_quotes_the_best_ranked() -> None:

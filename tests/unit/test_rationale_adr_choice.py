@@ -1,0 +1,72 @@
+"""Which ADR answers "why X?" (issue 8): the fused order's first, unless another candidate's
+title (or file name) is clearly closer to the question."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from substrate.retrieval.rationale import TITLE_MARGIN, by_title, title_text
+from substrate.retrieval.rerank import RerankOutcome, RerankResult
+
+
+class Scripted:
+    """Scores each title by the words of the question it contains (what a reranker would
+    prefer), and records what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    async def rerank(self, query: str, documents: Sequence[str], top_k: int | None = None
+                     ) -> RerankOutcome:
+        self.asked.append(list(documents))
+        words = {w.strip("?").lower() for w in query.split()}
+        scores = [len(words & {w.lower() for w in d.split()}) / 10 for d in documents]
+        order = sorted(range(len(documents)), key=lambda i: -scores[i])
+        return RerankOutcome(tuple(RerankResult(i, scores[i]) for i in order), "local")
+
+
+def row(name: str, path: str, text: str = "body") -> dict[str, Any]:
+    return {"entity": {"ceid": "x", "name": name}, "props": {"path": path, "text": text}}
+
+
+ROWS = {
+    "adr:0030": row("Django state control after upgrading to Django 5.2",
+                    "docs/decisions/0030-django-state-control.md"),
+    "adr:0015": row("Use Django-FSM library for domain request state",
+                    "docs/decisions/0015-use-django-fsm.md"),
+    "adr:0016": row("Django Form Wizard", "docs/decisions/0016-django-form-wizard.md"),
+}
+
+
+def test_the_title_and_the_file_name_name_the_decision() -> None:
+    assert title_text({"name": "In-Progress Audit Deletion Workflow"},
+                      "docs/0042-gracefully-handle-samgov-4xx-errors.md") == (
+        "In-Progress Audit Deletion Workflow gracefully handle samgov 4xx errors")
+    assert title_text({"name": "Caching"}, None) == "Caching"
+
+
+def test_a_title_clearly_closer_to_the_question_comes_first() -> None:
+    reranker = Scripted()
+    order = asyncio.run(by_title("Why use Django-FSM library for domain request state?",
+                                 ["adr:0030", "adr:0015", "adr:0016"], ROWS, reranker))
+    assert order == ["adr:0015", "adr:0030", "adr:0016"]
+    assert reranker.asked[0][1] == (
+        "Use Django-FSM library for domain request state use django fsm")
+
+
+def test_the_fused_first_stays_unless_another_title_is_closer_by_the_margin() -> None:
+    # "django" is in every title; "state" puts 0030 and 0015 level: no clear winner
+    order = asyncio.run(by_title("Why django state?", ["adr:0030", "adr:0015", "adr:0016"],
+                                 ROWS, Scripted()))
+    assert order == ["adr:0030", "adr:0015", "adr:0016"]
+    assert TITLE_MARGIN > 0
+
+
+def test_candidates_without_text_are_not_compared() -> None:
+    rows = {**ROWS, "adr:0015": row("Use Django-FSM library", "0015-use-django-fsm.md", "")}
+    reranker = Scripted()
+    order = asyncio.run(by_title("Why use Django-FSM library?", ["adr:0030", "adr:0015"],
+                                 rows, reranker))
+    assert order == ["adr:0030", "adr:0015"] and reranker.asked == []  # one left: no call

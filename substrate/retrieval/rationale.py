@@ -25,8 +25,8 @@ from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.time_scope import commit_at
 
 QUOTES = 4
-SECTIONS = re.compile(r"^(context|decision(?:\s+outcome)?|the decision|chosen option"
-                      r"|consequences|considerations|rationale|reasons?|decision drivers"
+SECTIONS = re.compile(r"^(context|decision drivers|decision(?:\s+outcome)?|the decision"
+                      r"|chosen option|consequences|considerations|rationale|reasons?"
                       r"|pros(?:\s+and\s+cons)?|advantages|benefits|justification"
                       r"|(?:considered\s+)?options?(?:\s+considered)?|alternatives)\b", re.I)
 DECISION_BOOST = 0.1  # a Decision sentence states the reason more often than a Context one
@@ -123,7 +123,9 @@ def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
     one sentence citing their lines (``L19-L22``), and so do the items a reason section's
     heading announces ("## Considerations"). A reason is then quoted with its siblings, as
     the ADR gives them. A lead-in followed by prose ("... and opting to stick with
-    GitHub-native workflows:" then the decision) is joined to that prose's first sentence."""
+    GitHub-native workflows:" then the decision) is joined to that prose's first sentence. A
+    heading inside a section ("### Plain JUnit5" under "## Pros and Cons of the Options")
+    announces what follows it the same way."""
     first = _first_line(text, title_line, title)
     raw = text.splitlines()
     section: str | None = None
@@ -133,8 +135,11 @@ def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
         m = _HEADING.match(line)
         if m:
             level = len(m.group(1))
-            if section is not None and level > depth:
-                continue  # "### Option 2" under "## Considered Options"
+            if section is not None and level > depth:  # "### Option 2" under "## Pros and
+                # Cons of the Options": stays inside, and announces what follows it
+                lead = clean(m.group(2)).rstrip(":") + ":"
+                body.setdefault(section, []).extend([(0, ""), (first + i, lead), (0, "")])
+                continue
             found = SECTIONS.match(clean(m.group(2)))
             section = found.group(1).capitalize() if found and level > 1 else None
             depth = level

@@ -134,3 +134,60 @@ def test_no_decision_statement_quotes_the_best_ranked() -> None:
     found = sentences(text, 1, "X")
     assert statement(found) is None
     assert [q.text for q in select(found, found)] == ["Slow calls hold threads."]
+
+
+MADR = """\
+# Use Plain JUnit5 for advanced test assertions
+
+## Context and Problem Statement
+
+How to write readable test assertions for advanced tests?
+
+## Decision Drivers
+
+* Readable test code
+* Fast feedback on failures
+
+## Considered Options
+
+* Plain JUnit5
+* Hamcrest
+
+## Decision Outcome
+
+Chosen option: "Plain JUnit5", because it is a standard framework and the features of the
+other frameworks do not outweigh the drawback of adding a new dependency.
+
+### Consequences
+
+* Good, because tests are more readable
+* Bad, because more code is written
+
+## Pros and Cons of the Options
+
+### Plain JUnit5
+
+* Good, because it is the standard
+* Bad, because it needs more code
+
+### Hamcrest
+
+* Good, because it offers matchers
+"""
+
+
+def test_a_madr_record_groups_its_drivers_and_each_options_pros_and_cons() -> None:
+    found = sentences(MADR, 1, "Use Plain JUnit5 for advanced test assertions")
+    got = [(s.section, s.text, s.lines()) for s in found]
+    assert ("Decision drivers", "Readable test code; Fast feedback on failures.", "L9-L10") in got
+    first = statement(found)
+    assert first is not None and first.text.startswith('Chosen option: "Plain JUnit5", because')
+    assert first.lines() == "L19-L20"
+    assert ("Decision outcome", "Consequences: Good, because tests are more readable; Bad, "
+            "because more code is written.", "L22-L25") in got
+    pros = [s for s in found if s.section == "Pros and cons"]
+    assert [(s.text, s.lines()) for s in pros] == [
+        ("Plain JUnit5: Good, because it is the standard; Bad, because it needs more code.",
+         "L29-L32"),
+        ("Hamcrest: Good, because it offers matchers.", "L34-L36")]
+    assert all(is_force(s) for s in pros)

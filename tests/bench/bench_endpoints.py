@@ -10,7 +10,8 @@
   request (side by side, so load swings hit both alike) — and the gateway's overhead as the
   ratio of the two p50s (the gateway also authenticates, rate-limits, scopes the read from
   its in-process snapshot clock, looks the answer up in the cache and stores it, and builds
-  the evidence bundle and confidence block; /memory also ranks the items); ``/temporal``
+  the evidence bundle and confidence block; /memory also ranks the items), over
+  ``SIDE_REPEATS`` pairs (``BENCH_ENDPOINTS_SIDE_REPEATS``, 100); ``/temporal``
   also reads PostgreSQL (the snapshot row, the page's properties as of then), so its driver
   side also runs those queries through psycopg and ``gateway_overhead_ratio_p50_same_work``
   compares the gateway with both;
@@ -76,6 +77,9 @@ from tests.bench.stats import latency
 
 TENANT = "acme"
 REPEATS = int(os.environ.get("BENCH_ENDPOINTS_REPEATS", "30"))
+# the side-by-side samples of the direct endpoints: a p50 of 30 moved a ratio by ~0.1 between
+# runs of the same code, one of 100 by ~0.05 (2026-11-24); each costs a few milliseconds
+SIDE_REPEATS = int(os.environ.get("BENCH_ENDPOINTS_SIDE_REPEATS", "100"))
 # BENCH_ENDPOINTS_ONLY=direct: the direct endpoints beside the driver only (no /search, no auth)
 ONLY = os.environ.get("BENCH_ENDPOINTS_ONLY", "")
 WARMUP = 3
@@ -237,7 +241,7 @@ def side_by_side(settings: Settings, send: Callable[[], Reply], guard: CacheGuar
     rows = 0
     conn = psycopg.connect(settings.postgres_dsn, autocommit=True) if pg_step else None
     try:
-        for i in range(WARMUP + REPEATS):
+        for i in range(WARMUP + SIDE_REPEATS):
             time.sleep(GAP_S)
             t = time.perf_counter()
             response = send()
@@ -409,6 +413,7 @@ def run() -> dict[str, Any]:
                            "target": verdict(lat["p95_ms"], target)})
     return {
         "benchmark": "gateway_latency", "tenant": TENANT, "repeats": REPEATS,
+        "side_by_side_repeats": SIDE_REPEATS,
         "direct_client": "http.client, one keep-alive connection (tests/bench/lean_http.py)",
         "warmup": WARMUP, "gap_s": GAP_S, "direct": direct, "search": search,
         "auth": auth_latency(settings) if ONLY != "direct" else {},

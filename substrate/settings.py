@@ -70,6 +70,7 @@ ENV_DEFAULTS: dict[str, str] = {
     "VERIFY_THRESHOLD": "0.92",
     "INTENT_THRESHOLD": "0.6",
     "CACHE_TTL_SECONDS": "900",
+    "PLAN_KEEP_SECONDS": "30",  # the gateway re-runs its recent reads' plans this often (0: off)
     "CYPHER_ROW_LIMIT": "1000",
     "CYPHER_TIMEOUT_SECONDS": "10",
     "CYPHER_MAX_BYTES": "4194304",
@@ -174,6 +175,7 @@ class Settings:
     verify_threshold: float
     intent_threshold: float
     cache_ttl_seconds: int
+    plan_keep_seconds: float
     cypher_row_limit: int
     cypher_timeout_seconds: float
     cypher_max_bytes: int
@@ -227,6 +229,7 @@ class Settings:
             verify_threshold=float(_get(e, "VERIFY_THRESHOLD")),
             intent_threshold=float(_get(e, "INTENT_THRESHOLD")),
             cache_ttl_seconds=int(_get(e, "CACHE_TTL_SECONDS")),
+            plan_keep_seconds=max(0.0, float(_get(e, "PLAN_KEEP_SECONDS"))),
             cypher_row_limit=int(_get(e, "CYPHER_ROW_LIMIT")),
             cypher_timeout_seconds=float(_get(e, "CYPHER_TIMEOUT_SECONDS")),
             cypher_max_bytes=int(_get(e, "CYPHER_MAX_BYTES")),

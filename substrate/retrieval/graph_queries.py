@@ -11,19 +11,24 @@ from substrate.observability.metrics import CYPHER_SECONDS
 from substrate.observability.tracing import NEO4J, TRACER
 from substrate.retrieval.bookmarks import ReadBookmarks, ReadSessions
 from substrate.retrieval.cypher_run import FETCH_SIZE
+from substrate.retrieval.plan_keeper import PlanKeeper
 from substrate.retrieval.scope import ReadScope
 
 
 class GraphReader:
-    def __init__(self, driver: AsyncDriver, cypher: CypherLibrary) -> None:
+    def __init__(self, driver: AsyncDriver, cypher: CypherLibrary,
+                 plan_keep_seconds: float = 0.0) -> None:
         self.driver = driver
         self.cypher = cypher
+        # the recent reads, their plans run again in the background (a long-lived gateway)
+        self.plans = PlanKeeper(driver, plan_keep_seconds)
         self.bookmarks = ReadBookmarks()  # a scope's snapshot bookmarks, when it has them
         # POST /cypher's and the NL->Cypher strategy's reads (cypher_run.bounded_read)
         self.cypher_sessions = ReadSessions(fetch_size=FETCH_SIZE)
 
     async def aclose(self) -> None:
-        """Close the read sessions kept between reads."""
+        """Stop the plan keeper; close the read sessions kept between reads."""
+        await self.plans.stop()
         await self.bookmarks.sessions.aclose()
         await self.cypher_sessions.aclose()
 
@@ -47,7 +52,8 @@ class GraphReader:
                 **NEO4J, "db.operation.name": template_name,
                 "substrate.template_version": template.version}) as span, \
                 CYPHER_SECONDS.labels(template_name).time():
-            records = await self.bookmarks.execute(
-                self.driver, query, {**scope.params(), **params}, scope.bookmarks)
+            values = {**scope.params(), **params}
+            records = await self.bookmarks.execute(self.driver, query, values, scope.bookmarks)
+            self.plans.seen(query, values)
             span.set_attribute("db.response.returned_rows", len(records))
         return records

@@ -57,7 +57,8 @@ class ReadService:
         self.services = services
         self.cache = cache  # RSN-13: the public reads below go through it (@cached_read)
         self.settings = services.settings
-        self.reader = GraphReader(services.async_driver, services.cypher)
+        self.reader = GraphReader(services.async_driver, services.cypher,
+                                  self.settings.plan_keep_seconds)
         self._memo = EmbeddingMemo(lambda texts: self.services.embedder.embed_documents(texts))
         self.reranker = make_reranker(self.settings, self._embed_many, self._memo.has)
         self.embedding_error: Unavailable | None = None
@@ -78,6 +79,7 @@ class ReadService:
             self.clock = SnapshotClock(self.settings, self._latest_versions,
                                        reads=self.reader.bookmarks.stats)
             self.clock.start()
+            self.reader.plans.start()  # a long-lived process: keep its reads' plans ready
 
     async def _latest_versions(self, tenants: list[str]) -> tuple[int, dict[str, int]]:
         assert self.pool is not None

@@ -109,5 +109,7 @@ def test_a_wrapped_sentence_cites_its_line_range_and_options_are_read() -> None:
     found = {s.text[:20]: s for s in sentences(ADR, 1, "Use Django Admin")}
     assert found["Use Django's Admin s"].lines() == "L9"
     assert found["Django Admin gives a"].lines() == "L9-L11"
-    assert found["Composability"].section == "Considered options"
+    option = found["Option 1: Composabil"]  # an option's heading announces its list
+    assert option.section == "Considered options" and option.lines() == "L15-L17"
+    assert option.text == "Option 1: Composability."
     assert written_status(ADR, 1) == ("Pending review", 5)

@@ -12,6 +12,10 @@ from substrate.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Hypothesis' example database (schemathesis' API tests) with the rest of the runtime state,
+# not in a .hypothesis/ of the checkout
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",
+                      str(Settings.from_env().home / "hypothesis"))
 
 
 @pytest.fixture(scope="session")

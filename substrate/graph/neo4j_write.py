@@ -160,12 +160,9 @@ class WritePlan:
                                     **extra}))
                 for i in range(0, len(rows), ROWS)]
 
-    def run(self, tx: ManagedTransaction, changes: d.ChangeSet,
-            embeddings: dict[str, list[float]], rows: Rows | None = None) -> None:
-        """``rows``: built beforehand (:func:`rows_for` with this plan's ``existing``)."""
-        if rows is None:
-            rows = rows_for(changes, embeddings, self.existing, self.tenant, self.version,
-                            self.maxv, self.source)
+    def run(self, tx: ManagedTransaction, changes: d.ChangeSet, rows: Rows) -> None:
+        """``rows``: the statements' rows, built beforehand (:func:`rows_for` with this
+        plan's ``existing``)."""
         ts = self.valid_at.isoformat()
         stamp = {"version": self.version, "ts": ts}
         closing = edge_rows((key, edge["src"]) for key, edge in changes.edge_closes)

@@ -406,17 +406,16 @@ class GraphWriter:
         }
 
     # --- the Neo4j transaction ----------------------------------------------------------
-    def _write_neo4j(self, write: _NeoWrite, changes: d.ChangeSet,
-                     embeddings: dict[str, list[float]],
+    def _write_neo4j(self, write: _NeoWrite, changes: d.ChangeSet, rows: Rows,
                      before_commit: Callable[[dict[str, str]], None] | None = None,
-                     rows: Rows | None = None) -> tuple[list[str], dict[str, str]]:
+                     ) -> tuple[list[str], dict[str, str]]:
         """Run the write; its bookmarks (raw values) go into the snapshot's ``graph.updated``
         event, so other processes' routed reads at this snapshot wait for it too. The
         transaction commits only after the intent has (``write.intent``). Returns the
         bookmarks and the element ids of the nodes it created. ``before_commit``: given those
         element ids once the statements and the mark have run, before each COMMIT (again
         when the driver runs the transaction again). ``rows``: the statements' rows, built
-        beforehand (else here)."""
+        while preparing (:func:`~substrate.graph.neo4j_write.rows_for`)."""
         from substrate.graph.neo4j_write import WritePlan
 
         plan = WritePlan(self.cypher, self.ontology, write.tenant, write.source, write.version,
@@ -424,7 +423,7 @@ class GraphWriter:
         mark = self.cypher.text("graph/write_mark")
 
         def work(tx: ManagedTransaction) -> None:
-            plan.run(tx, changes, embeddings, rows)
+            plan.run(tx, changes, rows)
             write.intent.result()  # raises: the transaction rolls back, nothing committed
             faults.point("after_intent")
             run_statement(tx, mark, version=write.version, tenant=write.tenant,
@@ -596,7 +595,7 @@ class WriteSession:
         Neo4j cannot tell. ``ahead``: the batch to prepare while this one commits."""
         hook = None if ahead is None else partial(self._start_next, ahead, p)
         try:
-            out = self.writer._write_neo4j(write, p.changes, p.embeddings, hook, p.rows)
+            out = self.writer._write_neo4j(write, p.changes, p.rows, hook)
         except Exception as exc:
             self._drop_inflight()  # it uses the connection: finished before reconciling
             wait([write.intent])  # the intent's connection is this one

@@ -19,7 +19,7 @@ from substrate.retrieval.nl_cypher.assumptions import confidence
 from substrate.retrieval.nl_cypher.emit import to_cypher
 from substrate.retrieval.nl_cypher.parser import parse
 from substrate.retrieval.nl_cypher.rows import entities
-from substrate.retrieval.nl_cypher.schema import load_schema
+from substrate.retrieval.nl_cypher.schema import question_schema
 from substrate.retrieval.nl_cypher.strategy import nl_cypher
 from substrate.retrieval.nl_cypher.tagger import Unparsed
 from substrate.retrieval.router import classify
@@ -56,7 +56,7 @@ def _answer(mode: str, columns: list[str], rows: list[list[Any]]) -> Any:
 async def evaluate(services: Services, scope: ReadScope, item: dict[str, Any]) -> Outcome:
     reader = GraphReader(services.async_driver, services.cypher)
     started = time.perf_counter()
-    schema, _ = await load_schema(reader, scope)
+    schema = await question_schema(reader, scope, item["q"])
     expected = item["expect"] if isinstance(item["expect"], dict) else sorted(item["expect"])
     try:
         plan = parse(item["q"], schema)

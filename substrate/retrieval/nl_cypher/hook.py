@@ -21,7 +21,7 @@ from substrate.retrieval.nl_cypher import answer as nl_answer
 from substrate.retrieval.nl_cypher import assumptions as assumed
 from substrate.retrieval.nl_cypher.parser import parse
 from substrate.retrieval.nl_cypher.plan import Plan
-from substrate.retrieval.nl_cypher.schema import load_schema
+from substrate.retrieval.nl_cypher.schema import question_schema
 from substrate.retrieval.nl_cypher.strategy import NAME, translator_mode
 from substrate.retrieval.nl_cypher.tagger import Unparsed
 from substrate.retrieval.router import Intent
@@ -49,7 +49,7 @@ async def claims(ctx: SearchContext) -> bool:
     weak = route.intent is Intent.FREE_TEXT or route.confidence < WELL_ROUTED
     mode = translator_mode(ctx)
     if mode in ("auto", "embedded"):
-        schema, _ = await load_schema(ctx.reader, ctx.scope)
+        schema = await question_schema(ctx.reader, ctx.scope, ctx.query)
         try:
             plan = parse(ctx.query, schema, datetime.now(UTC))
         except Unparsed:

@@ -52,6 +52,7 @@ class Schema:
     triples: Triples
     entities: dict[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
     normalised: Normalised = None  # values stored normalised from other text (assumptions)
+    names_capped: bool = False  # the view has more names than ``entities`` holds
 
 
 def _val(x: Any) -> Tagged:

@@ -2,8 +2,13 @@
 embedded translator), and a text rendering of labels, types and properties (for a model's
 prompt).
 
-Reading it scans the view's live relationships (``nl/schema_triples``): ~2 s for a 200k-edge
-tenant, ~10-12 s for a 2M-edge one (the first ``/search`` of ``bench_scale`` at L). Kept per
+Reading it takes two steps: the tenant's distinct (label, type, label) triples, scanned
+without checking visibility (``nl/schema_candidates``), then each triple kept if one
+relationship of it is live in the reader's view (``nl/schema_triples``, which stops at the
+first). 0.2 s for a 200k-edge tenant and ~2 s for a 2M-edge one; checking every
+relationship's visibility in one scan took 0.8 s and 9-12 s. The lexicon holds at most
+``MAX_NAMES`` names; past that, ``question_schema`` adds the entities a question's phrases
+name, looked up by id (``nl/entity_names_by_id``). Kept per
 view (tenant, clearance, jurisdictions): a pinned read uses the schema of its own snapshot; an
 unpinned read uses the newest one held, and when the tenant has a newer snapshot than that
 it is read again: at once when the last reading took less than ``WAIT_BELOW_S`` (a small
@@ -18,17 +23,22 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
+from substrate.graph.ontology import load_ontology
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.nl_cypher.assumptions import normalised_values
-from substrate.retrieval.nl_cypher.lexicon import entity_phrases, synonyms
+from substrate.retrieval.nl_cypher.lexicon import base_lexicon, entity_phrases, synonyms, words
 from substrate.retrieval.nl_cypher.parser import Schema
 from substrate.retrieval.scope import ReadScope
 
 log = logging.getLogger(__name__)
 
 MAX_NAMES = 20_000
+MAX_PHRASE = 6  # the longest entity phrase the tagger tries (tagger._longest_entity)
 WAIT_BELOW_S = 0.25  # a schema read faster than this is read again while the request waits
 Loaded = tuple[Schema, list[dict[str, Any]]]
 # key -> (the snapshot it was read at, seconds the reading took, schema, triples); key: the
@@ -37,6 +47,9 @@ _CACHE: OrderedDict[tuple[Any, ...], tuple[int, float, Schema, list[dict[str, An
     OrderedDict()
 _CACHE_SIZE = 16
 _REFRESHING: dict[tuple[Any, ...], asyncio.Task[None]] = {}
+# (view key, version, question) -> the rows of the entities the question names (capped views)
+_NAMED: OrderedDict[tuple[Any, ...], list[dict[str, Any]]] = OrderedDict()
+_NAMED_SIZE = 256
 
 
 def _version(scope: ReadScope) -> int:
@@ -81,11 +94,12 @@ async def _refresh(reader: GraphReader, scope: ReadScope, key: tuple[Any, ...],
 async def _read_and_keep(reader: GraphReader, scope: ReadScope, key: tuple[Any, ...],
                          version: int) -> Loaded:
     started = time.monotonic()
-    triples = await reader.rows("nl/schema_triples", scope)
+    candidates = await reader.rows("nl/schema_candidates", scope)
+    triples = await reader.rows("nl/schema_triples", scope, candidates=candidates)
     names = await reader.rows("nl/entity_names", scope, limit=MAX_NAMES)
-    schema = Schema(frozenset((r["start"], r["type"], r["end"]) for r in triples
-                              if r["start"] and r["end"]), entity_phrases(names),
-                    normalised_values(names))
+    schema = Schema(frozenset((r["start"], r["type"], r["end"]) for r in triples),
+                    entity_phrases(names), normalised_values(names),
+                    names_capped=len(names) >= MAX_NAMES)
     held = _CACHE.get(key)
     if held is None or held[0] <= version:  # else a newer reading landed first
         _CACHE[key] = (version, time.monotonic() - started, schema, triples)
@@ -93,6 +107,67 @@ async def _read_and_keep(reader: GraphReader, scope: ReadScope, key: tuple[Any, 
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return schema, triples
+
+
+async def question_schema(reader: GraphReader, scope: ReadScope, question: str) -> Schema:
+    """The view's schema (``load_schema``), plus, when the view has more names than the
+    lexicon holds (``MAX_NAMES``), the entities the question's phrases name: looked up by the
+    ids those phrases would have, so a name past the cap is still known to the translator."""
+    schema, _ = await load_schema(reader, scope)
+    if not schema.names_capped:
+        return schema
+    memo_key = (_key(scope), _version(scope), question)
+    found = _NAMED.get(memo_key)
+    if found is None:
+        ids = named_ids(question, (s.ceid_prefix for s in load_ontology().labels.values()),
+                        vocabulary())
+        found = await reader.rows("nl/entity_names_by_id", scope, ceids=ids) if ids else []
+        _NAMED[memo_key] = found
+        while len(_NAMED) > _NAMED_SIZE:
+            _NAMED.popitem(last=False)
+    return with_names(schema, found)
+
+
+def named_ids(question: str, prefixes: Iterable[str],
+              vocabulary: frozenset[str] = frozenset()) -> list[str]:
+    """The ids a run of up to ``MAX_PHRASE`` words of ``question`` would name: the run as a
+    slug after every ceid prefix ("team t0813 inventory" -> ``team:t0813-inventory``,
+    ``service:t0813-inventory``, ...), and a run that starts with a prefix as that prefix's
+    id ("adr 3" -> ``adr:3``, ``adr:003``, ``adr:0003``). A run of numbers only, or of
+    ``vocabulary`` words only (the translator's own words: "how many services"), is not
+    tried."""
+    tokens = words(question)
+    known = tuple(sorted(set(prefixes)))
+    ids: dict[str, None] = {}
+    for n in range(1, MAX_PHRASE + 1):
+        for i in range(len(tokens) - n + 1):
+            run = tokens[i: i + n]
+            if all(t.isdigit() for t in run) or all(t in vocabulary for t in run):
+                continue
+            ids.update(dict.fromkeys(f"{p}:{'-'.join(run)}" for p in known))
+            if n > 1 and run[0] in known:
+                rest = "-".join(run[1:])
+                forms = (rest, rest.zfill(3), rest.zfill(4)) if rest.isdigit() else (rest,)
+                ids.update(dict.fromkeys(f"{run[0]}:{f}" for f in forms))
+    return list(ids)
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> frozenset[str]:
+    """The one-word phrases of the translator's base lexicon (function words, synonyms)."""
+    return frozenset(p[0] for p in base_lexicon().phrases if len(p) == 1)
+
+
+def with_names(schema: Schema, rows: list[dict[str, Any]]) -> Schema:
+    """``schema`` with the phrases of ``rows`` (nl/entity_names' columns) added."""
+    if not rows:
+        return schema
+    entities = dict(schema.entities)
+    for phrase, named in entity_phrases(rows).items():
+        held = entities.get(phrase, [])
+        entities[phrase] = [*held, *(e for e in named if e not in held)]
+    normalised = normalised_values(rows) | (schema.normalised or frozenset())
+    return replace(schema, entities=entities, normalised=normalised)
 
 
 def schema_text(triples: list[dict[str, Any]], ontology_labels: dict[str, Any]) -> str:

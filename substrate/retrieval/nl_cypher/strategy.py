@@ -20,7 +20,7 @@ from substrate.retrieval.nl_cypher import assumptions as assumed
 from substrate.retrieval.nl_cypher import rows as row_tools
 from substrate.retrieval.nl_cypher.emit import to_cypher
 from substrate.retrieval.nl_cypher.parser import parse
-from substrate.retrieval.nl_cypher.schema import load_schema, schema_text
+from substrate.retrieval.nl_cypher.schema import load_schema, question_schema, schema_text
 from substrate.retrieval.nl_cypher.tagger import Unparsed
 from substrate.retrieval.nl_cypher.text2cypher import generate
 from substrate.retrieval.registry import register
@@ -53,7 +53,7 @@ async def _execute(ctx: SearchContext, query: str, params: dict[str, Any],
 
 
 async def _embedded(ctx: SearchContext, attempts: list[dict[str, Any]]) -> dict[str, Any] | None:
-    schema, _ = await load_schema(ctx.reader, ctx.scope)
+    schema = await question_schema(ctx.reader, ctx.scope, ctx.query)
     try:
         plan = parse(ctx.query, schema, datetime.now(UTC))
     except Unparsed as exc:

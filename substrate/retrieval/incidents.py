@@ -10,6 +10,10 @@
 2. Its time: the ``date`` (or ``occurred_at``) property; a bare date means the end of that day.
 3. The window: "N days/hours/weeks before" in the question, else 3 days — the diff of the
    tenant's snapshots in ``(time - window, time]`` (:mod:`substrate.retrieval.temporal_diff`).
+   When the question names no span and no snapshot falls in those 3 days, the answer says
+   so and gives the latest changes before the incident instead: the window then starts 3
+   days before the last snapshot before it (a quiet week before an outage is common; the
+   changes before the quiet are what the question is after).
 4. The ranking: graph distance from the change (a node, or either end of an edge) to the
    nearest Service/Infrastructure the incident AFFECTED or was CAUSED_BY (0 = that entity),
    over the relationships that existed in the window; then changes from a snapshot whose note
@@ -106,6 +110,9 @@ class IncidentDiff:
     window: Window
     snapshots: list[dict[str, Any]]
     ranked: list[dict[str, Any]]
+    # the default window when no snapshot fell in it: ``window`` then ends at the incident
+    # and starts the same span before the latest snapshot before it
+    quiet: Window | None = None
 
 
 INCIDENT_ROWS = 500  # the newest incidents a question that names no date chooses among
@@ -183,11 +190,19 @@ async def incident_diff(ctx: SearchContext) -> IncidentDiff | None:
             near.update(await td.distances(ctx.reader, ctx.scope, targets, window.v_from,
                                            window.v_to, MAX_DISTANCE - 1))
 
-    window, snaps, entries = await changes(ctx.settings, ctx.reader, ctx.scope, when - length,
-                                           when, load_ontology(), strict=False, pool=ctx.pool,
-                                           alongside=reach)
-    entries = [e for e in entries
-               if not any(x.startswith("chunk:") for x in td.touched(e))]
+    async def read(start: datetime) -> tuple[Window, list[dict[str, Any]], list[dict[str, Any]]]:
+        window, snaps, entries = await changes(
+            ctx.settings, ctx.reader, ctx.scope, start, when, load_ontology(), strict=False,
+            pool=ctx.pool, alongside=reach)
+        return window, snaps, [e for e in entries
+                               if not any(x.startswith("chunk:") for x in td.touched(e))]
+
+    window, snaps, entries = await read(when - length)
+    quiet = None
+    if (not entries and not _WINDOW.search(ctx.query) and window.last_at is not None
+            and window.last_at <= window.start):  # no snapshot in the window: the latest
+        quiet = window  # changes before the incident, the same span before the last one
+        window, snaps, entries = await read(window.last_at - length)
     ends = {x for e in entries for x in td.touched(e)}
     dist = await td.distances(ctx.reader, ctx.scope, targets, window.v_from, window.v_to,
                               MAX_DISTANCE, ends, near or None) if targets and ends else {}
@@ -195,7 +210,7 @@ async def incident_diff(ctx: SearchContext) -> IncidentDiff | None:
     ranked = sorted(entries, key=lambda e: _rank_key(e, dist, prs))
     facts = [{"change": e, "distance": td.distance_of(e, dist), "cited_cause": _cited(e, prs),
               "summary": describe(e), "rank": rank} for rank, e in enumerate(ranked, 1)]
-    return IncidentDiff(row, when, date_only, why, length, window, snaps, facts)
+    return IncidentDiff(row, when, date_only, why, length, window, snaps, facts, quiet)
 
 
 def _rank_key(entry: dict[str, Any], dist: dict[str, int],
@@ -239,6 +254,16 @@ def _span_text(length: timedelta) -> str:
     return f"{length // timedelta(hours=1)} hours"
 
 
+def _gap_text(gap: timedelta) -> str:
+    """``2 days 3 hours``, ``5 hours``, ``40 minutes``."""
+    days, hours = gap.days, gap.seconds // 3600
+    if not days and not hours:
+        return f"{max(1, gap.seconds // 60)} minutes"
+    parts = [f"{days} day{'s' if days != 1 else ''}"] if days else []
+    parts += [f"{hours} hour{'s' if hours != 1 else ''}"] if hours else []
+    return " ".join(parts)
+
+
 def _snapshot_line(n: int, facts: list[dict[str, Any]], per_snapshot: int) -> str:
     """``n. <commit> (<time>, <subject>; distance d): change; change; ...``"""
     snap = facts[0]["change"]["snapshot"] or {}
@@ -261,6 +286,13 @@ def incident_note(found: IncidentDiff, per_snapshot: int = 6) -> str:
     head = (f"What changed in the {_span_text(found.length)} before {inc['name']} "
             f"({inc['ceid']}, {found.when.isoformat()}{bare}; linked to "
             f"{linked or 'nothing'}): ")
+    if found.quiet is not None and found.window.last_at is not None:
+        gap = found.when - found.window.last_at
+        head += (f"nothing: no snapshot of the tenant changed the graph between "
+                 f"{found.quiet.start.isoformat()} and the incident. The latest change before "
+                 f"it was {_gap_text(gap)} earlier; what changed in the "
+                 f"{_span_text(found.length)} up to it ({found.window.start.isoformat()} to "
+                 f"{found.window.last_at.isoformat()}): ")
     if not found.ranked:
         return head + ("nothing: no snapshot of the tenant changed the graph between "
                        f"{found.window.start.isoformat()} and the incident (ask for a longer "

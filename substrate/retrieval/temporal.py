@@ -222,21 +222,24 @@ class Window:
     end: datetime
     v_from: int  # the tenant's state at ``start`` (0: before its first snapshot)
     v_to: int
+    last_at: datetime | None = None  # when ``v_to`` was made (None: no snapshot by ``end``)
 
 
 VERSIONS_AT_SQL = """
 SELECT coalesce(max(version) FILTER (WHERE valid_at <= %(start)s), 0),
-       coalesce(max(version) FILTER (WHERE valid_at <= %(end)s), 0)
+       coalesce(max(version) FILTER (WHERE valid_at <= %(end)s), 0),
+       max(valid_at) FILTER (WHERE valid_at <= %(end)s)
 FROM snapshots WHERE tenant_id = %(tenant)s AND valid_at <= greatest(%(start)s, %(end)s)
 """
 
 
 async def _versions_at(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,
-                       end: datetime) -> tuple[int, int]:
-    """The tenant's newest snapshot at ``start`` and at ``end`` (0: none), one round trip."""
+                       end: datetime) -> tuple[int, int, datetime | None]:
+    """The tenant's newest snapshot at ``start`` and at ``end`` (0: none), and the time of
+    the one at ``end``; one round trip."""
     cur = await conn.execute(VERSIONS_AT_SQL, {"tenant": tenant, "start": start, "end": end})
     row = await cur.fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+    return (int(row[0]), int(row[1]), row[2]) if row else (0, 0, None)
 
 
 async def resolve_window(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,

@@ -11,7 +11,9 @@ service, and three incidents (one a week before the other two). Then, in process
 * ``find_incident`` reads the incidents of the day a question names (an incident older than
   the newest ``INCIDENT_ROWS`` is still found), the ones the question names by id, and the
   newest otherwise;
-* ``incident_diff`` ranks the window's changes by the same distances as the full search.
+* ``incident_diff`` ranks the window's changes by the same distances as the full search;
+  when no snapshot falls in the 3 days before an incident (and the question names no span),
+  it gives the changes of the 3 days up to the latest snapshot before it, and says so.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ def epochs() -> list[list[dict[str, Any]]]:
     second += incident("2026-01-13-s0-new", "s0 outage new", "2026-01-13T09:00:00+00:00", "s0")
     second += incident("2026-01-14-lonely", "lonely outage", "2026-01-14T09:00:00+00:00",
                        "lonely")
+    second += incident("2026-01-20-s5-late", "s5 outage late", "2026-01-20T09:00:00+00:00",
+                       "s5")
     return [first, second]
 
 
@@ -175,7 +179,7 @@ def test_the_incident_of_the_named_day_is_found_beyond_the_newest(
     dated, undated, named = run(stack, tenant, work)
     assert dated == ("incident:2026-01-06-s0-old",
                      "best match of the question's words and entities")
-    assert undated[0] == "incident:2026-01-14-lonely"  # the newest INCIDENT_ROWS only
+    assert undated[0] == "incident:2026-01-20-s5-late"  # the newest INCIDENT_ROWS only
     assert named == ("incident:2026-01-06-s0-old", "named in the question")
 
 
@@ -200,3 +204,35 @@ def test_the_window_is_ranked_by_the_full_search_distances(stack: Settings,
     assert [f["distance"] for f in found.ranked] == sorted(
         f["distance"] for f in found.ranked if f["distance"] is not None) + [
         None] * sum(f["distance"] is None for f in found.ranked)
+
+
+def test_a_quiet_window_gives_the_latest_changes_before_the_incident(
+        stack: Settings, tenant: str) -> None:
+    """The s5 outage is on 2026-01-20, eight days after the last snapshot (2026-01-12)."""
+    async def work(reader: Recorder, scope: ReadScope) -> list[Any]:
+        out = []
+        for q in ("What changed before the s5 incident on 2026-01-20?",
+                  "What changed in the 3 days before the s5 incident on 2026-01-20?"):
+            found = await incidents.incident_diff(await context(reader, scope, stack, q))
+            assert found is not None and found.incident["incident"]["ceid"] == \
+                "incident:2026-01-20-s5-late"
+            out.append(found)
+        return out
+
+    widened, asked = run(stack, tenant, work)
+    assert widened.quiet is not None and widened.quiet.start == datetime(2026, 1, 17, 9,
+                                                                         tzinfo=UTC)
+    assert widened.window.last_at == EPOCHS[1]
+    assert widened.window.start == datetime(2026, 1, 9, 9, tzinfo=UTC)
+    assert widened.window.end == datetime(2026, 1, 20, 9, tzinfo=UTC)
+    changed = {f["change"]["id"] for f in widened.ranked}
+    assert {"service:s5", "service:s3-[CALLS]->service:s5@scale"} <= changed
+    assert next(f for f in widened.ranked if f["change"]["id"] == "service:s5")["distance"] == 0
+    note = incidents.incident_note(widened)
+    assert "nothing: no snapshot of the tenant changed the graph between " \
+        "2026-01-17T09:00:00+00:00 and the incident" in note
+    assert "The latest change before it was 8 days earlier" in note
+    assert "change(s) in 1 snapshot(s)" in note
+    # a span the question names is kept, empty or not
+    assert asked.quiet is None and asked.ranked == []
+    assert asked.window.start == datetime(2026, 1, 17, 9, tzinfo=UTC)

@@ -207,19 +207,28 @@ async def incident_diff(ctx: SearchContext) -> IncidentDiff | None:
     dist = await td.distances(ctx.reader, ctx.scope, targets, window.v_from, window.v_to,
                               MAX_DISTANCE, ends, near or None) if targets and ends else {}
     prs = {t["ceid"].split(":", 1)[1] for t in _targets(row) if t["label"] == "PullRequest"}
-    ranked = sorted(entries, key=lambda e: _rank_key(e, dist, prs))
-    facts = [{"change": e, "distance": td.distance_of(e, dist), "cited_cause": _cited(e, prs),
-              "summary": describe(e), "rank": rank} for rank, e in enumerate(ranked, 1)]
+    cited = {int(s["version"]): _cited({"snapshot": s}, prs) for s in snaps}
+    ranked = sorted(entries, key=lambda e: _rank_key(e, dist, cited))
+    facts = [{"change": e, "distance": td.distance_of(e, dist),
+              "cited_cause": cited.get(_version(e), False), "summary": describe(e),
+              "rank": rank} for rank, e in enumerate(ranked, 1)]
     return IncidentDiff(row, when, date_only, why, length, window, snaps, facts, quiet)
 
 
+def _version(entry: dict[str, Any]) -> int:
+    snap = entry.get("snapshot")
+    return int(snap["version"]) if snap else 0
+
+
 def _rank_key(entry: dict[str, Any], dist: dict[str, int],
-              prs: set[str]) -> tuple[int, bool, float, str]:
-    """Nearest first, then changes the incident cites as its cause, then the latest."""
+              cited: dict[int, bool]) -> tuple[int, bool, float, str]:
+    """Nearest first, then changes the incident cites as its cause (``cited``: by snapshot
+    version), then the latest."""
     d = td.distance_of(entry, dist)
     snap = entry.get("snapshot")
     stamp = datetime.fromisoformat(snap["valid_at"]).timestamp() if snap else 0.0
-    return (MAX_DISTANCE + 1 if d is None else d, not _cited(entry, prs), -stamp, entry["id"])
+    return (MAX_DISTANCE + 1 if d is None else d, not cited.get(_version(entry), False),
+            -stamp, entry["id"])
 
 
 def _kv(values: Any) -> dict[str, str] | None:

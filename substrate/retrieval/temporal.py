@@ -303,7 +303,8 @@ async def _hidden(reader: GraphReader, scope: ReadScope, ceids: set[str]) -> set
     for label, prefix in (("Entity", False), ("Chunk", True)):
         group = sorted(c for c in ceids if c.startswith("chunk:") == prefix)
         if group:
-            rows = await reader.rows("temporal/hidden", scope, {"label": label}, ceids=group)
+            rows = await reader.plain_rows("temporal/hidden", scope, {"label": label},
+                                           ceids=group)
             found |= {r["ceid"] for r in rows}
     return found
 

@@ -116,7 +116,7 @@ def _json(value: Any) -> dict[str, Any] | None:
     if value is None:
         return None
     data = json.loads(value) if isinstance(value, str) else value
-    return dict(data)
+    return data if type(data) is dict else dict(data)
 
 
 def _change(h: ElementHistory) -> str:
@@ -274,13 +274,13 @@ async def distances(reader: GraphReader, scope: ReadScope, targets: list[str], v
         if need is not None and depth == max_depth:
             found = (await linked_to(reader, scope, need, frontier, v_from, v_to)
                      if len(need) <= len(frontier) else
-                     {r["ceid"] for r in await reader.rows(
+                     {r["ceid"] for r in await reader.plain_rows(
                          "temporal/window_neighbours", scope,
                          {"types": list(DISTANCE_TYPES), "within": True}, ceids=frontier,
                          within=sorted(need), v_from=v_from, v_to=v_to)})
             dist.update(dict.fromkeys(found, depth))
             break
-        rows = await reader.rows("temporal/window_neighbours", scope,
+        rows = await reader.plain_rows("temporal/window_neighbours", scope,
                                  {"types": list(DISTANCE_TYPES), "within": False},
                                  ceids=frontier, v_from=v_from, v_to=v_to)
         frontier = []
@@ -302,7 +302,7 @@ async def linked_to(reader: GraphReader, scope: ReadScope, ceids: Iterable[str],
     for label, chunks in (("Entity", False), ("Chunk", True)):
         group = sorted(c for c in ceids if c.startswith("chunk:") == chunks)
         if group:
-            rows = await reader.rows("temporal/window_links", scope,
+            rows = await reader.plain_rows("temporal/window_links", scope,
                                      {"label": label, "types": list(DISTANCE_TYPES)},
                                      ceids=group, within=within, v_from=v_from, v_to=v_to)
             found |= {r["ceid"] for r in rows}

@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
@@ -36,6 +37,8 @@ from substrate.retrieval.timephrases import TimeScope
 
 DEFAULT_WINDOW = timedelta(days=3)
 MAX_DISTANCE = 3
+LARGE_WINDOW = 2_000  # changes recorded in a window beyond which only the near ones are read
+NEAR_CAP = 1_000  # "near": within MAX_DISTANCE hops, or fewer when a level brings more nodes
 TARGET_LABELS = ("Service", "Infrastructure")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "fourteen": 14, "thirty": 30}
@@ -113,6 +116,10 @@ class IncidentDiff:
     # the default window when no snapshot fell in it: ``window`` then ends at the incident
     # and starts the same span before the latest snapshot before it
     quiet: Window | None = None
+    # a large window (``LARGE_WINDOW``): the changes it records, of which only those within
+    # ``depth`` hops of the incident's services were read
+    recorded: int | None = None
+    depth: int | None = None
 
 
 INCIDENT_ROWS = 500  # the newest incidents a question that names no date chooses among
@@ -190,10 +197,25 @@ async def incident_diff(ctx: SearchContext) -> IncidentDiff | None:
             near.update(await td.distances(ctx.reader, ctx.scope, targets, window.v_from,
                                            window.v_to, MAX_DISTANCE - 1))
 
+    narrowed: dict[str, Any] = {}
+
+    async def narrow(window: Window, snaps: list[dict[str, Any]]) -> Collection[str] | None:
+        """A window recording more than ``LARGE_WINDOW`` changes: only the changes near the
+        incident's services are read (the answer lists the nearest first anyway)."""
+        recorded = sum(int(s["changed_nodes"] or 0) + int(s["changed_edges"] or 0)
+                       for s in snaps)
+        narrowed.clear()
+        if recorded <= LARGE_WINDOW or not targets or window.v_to <= window.v_from:
+            return None
+        found = await td.distances(ctx.reader, ctx.scope, targets, window.v_from,
+                                   window.v_to, MAX_DISTANCE, cap=NEAR_CAP)
+        narrowed.update(recorded=recorded, dist=found, depth=max(found.values()))
+        return found.keys()
+
     async def read(start: datetime) -> tuple[Window, list[dict[str, Any]], list[dict[str, Any]]]:
         window, snaps, entries = await changes(
             ctx.settings, ctx.reader, ctx.scope, start, when, load_ontology(), strict=False,
-            pool=ctx.pool, alongside=reach)
+            pool=ctx.pool, alongside=reach, narrow=narrow)
         return window, snaps, [e for e in entries
                                if not any(x.startswith("chunk:") for x in td.touched(e))]
 
@@ -204,15 +226,19 @@ async def incident_diff(ctx: SearchContext) -> IncidentDiff | None:
         quiet = window  # changes before the incident, the same span before the last one
         window, snaps, entries = await read(window.last_at - length)
     ends = {x for e in entries for x in td.touched(e)}
-    dist = await td.distances(ctx.reader, ctx.scope, targets, window.v_from, window.v_to,
-                              MAX_DISTANCE, ends, near or None) if targets and ends else {}
+    if narrowed:
+        dist = narrowed["dist"]
+    else:
+        dist = await td.distances(ctx.reader, ctx.scope, targets, window.v_from, window.v_to,
+                                  MAX_DISTANCE, ends, near or None) if targets and ends else {}
     prs = {t["ceid"].split(":", 1)[1] for t in _targets(row) if t["label"] == "PullRequest"}
     cited = {int(s["version"]): _cited({"snapshot": s}, prs) for s in snaps}
     ranked = sorted(entries, key=lambda e: _rank_key(e, dist, cited))
     facts = [{"change": e, "distance": td.distance_of(e, dist),
               "cited_cause": cited.get(_version(e), False), "summary": describe(e),
               "rank": rank} for rank, e in enumerate(ranked, 1)]
-    return IncidentDiff(row, when, date_only, why, length, window, snaps, facts, quiet)
+    return IncidentDiff(row, when, date_only, why, length, window, snaps, facts, quiet,
+                        narrowed.get("recorded"), narrowed.get("depth"))
 
 
 def _version(entry: dict[str, Any]) -> int:
@@ -310,5 +336,8 @@ def incident_note(found: IncidentDiff, per_snapshot: int = 6) -> str:
     for f in found.ranked:
         groups.setdefault(int((f["change"]["snapshot"] or {"version": 0})["version"]), []).append(f)
     lines = [_snapshot_line(n, facts, per_snapshot) for n, facts in enumerate(groups.values(), 1)]
+    part = "" if found.recorded is None else (
+        f" The window records {found.recorded} changes; only those within {found.depth} "
+        f"hop{'s' if found.depth != 1 else ''} of the incident's services were read.")
     return (head + f"{len(found.ranked)} change(s) in {len(groups)} snapshot(s), closest to "
-            "the affected services first.\n" + "\n".join(lines))
+            f"the affected services first.{part}\n" + "\n".join(lines))

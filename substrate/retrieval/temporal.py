@@ -21,7 +21,7 @@ import asyncio
 import base64
 import binascii
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -268,22 +268,32 @@ async def resolve_window(conn: psycopg.AsyncConnection[Any], tenant: str, start:
     return Window(start, end, *await _versions_at(conn, tenant, start, end))
 
 
+# the nodes a caller reads a window's changes of (None: all), given the window and its snapshots
+Narrow = Callable[[Window, list[dict[str, Any]]], Awaitable[Collection[str] | None]]
+
+
 async def changes(settings: Settings, reader: GraphReader, scope: ReadScope, start: datetime,
                   end: datetime, ontology: Ontology, strict: bool = True,
                   evidence: bool = False, pool: AsyncConnectionPool[Any] | None = None,
-                  alongside: Callable[[Window], Awaitable[None]] | None = None
+                  alongside: Callable[[Window], Awaitable[None]] | None = None,
+                  narrow: Narrow | None = None,
                   ) -> tuple[Window, list[dict[str, Any]], list[dict[str, Any]]]:
     """(window, snapshots in it, collapsed changes the caller's clearance may see);
     evidence-only changes only when ``evidence``. ``pool``: a long-lived service's
     PostgreSQL pool (else one connection for this call). ``alongside``: work on the window
-    (its versions known) run while the change log is read, finished before this returns."""
+    (its versions known) run while the change log is read, finished before this returns.
+    ``narrow``: given the window and its snapshots (with their change counts), the nodes to
+    read the changes of (and of the edges with an end among them), or None for all; when it
+    narrows, ``alongside`` is not run."""
     side: asyncio.Future[None] | None = None
     try:
         async with pg_connection(settings, pool) as conn:
             window = await resolve_window(conn, scope.tenant, start, end, strict)
-            if alongside is not None:
+            snaps = await td.window_snapshots(conn, scope.tenant, start, end)
+            near = await narrow(window, snaps) if narrow is not None else None
+            if alongside is not None and near is None:
                 side = asyncio.ensure_future(alongside(window))
-            snaps, history = await td.window_history(conn, scope.tenant, start, end)
+            history = await td.window_elements(conn, scope.tenant, start, end, near)
         entries = td.collapse(history, snaps, ontology)
         hidden = await _hidden(reader, scope, {x for e in entries for x in td.touched(e)})
         if side is not None:

@@ -24,7 +24,7 @@ before its first change in the window against the state after its last one.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -64,6 +64,15 @@ WHERE s.tenant_id = %(tenant)s AND c.tenant_id = %(tenant)s
   AND s.valid_at > %(start)s AND s.valid_at <= %(end)s
 GROUP BY c.element_kind, c.element_id
 """
+# the same, only for the nodes of %(near)s and the edges with an end among them (an edge key
+# is ``src-[TYPE]->dst@source``)
+_NEAR_SET = "(SELECT unnest(%(near)s::text[]))"
+HISTORY_NEAR_SQL = HISTORY_SQL.replace("\nGROUP BY", f"""
+  AND CASE WHEN c.element_kind = 'node' THEN c.element_id IN {_NEAR_SET}
+      ELSE split_part(c.element_id, '-[', 1) IN {_NEAR_SET}
+        OR regexp_replace(split_part(c.element_id, ']->', 2), '@[^@]*$', '') IN {_NEAR_SET}
+      END
+GROUP BY""")
 SNAPSHOTS_SQL = """
 SELECT version, tenant_id, valid_at, source, note, changed_nodes, changed_edges FROM snapshots
 WHERE tenant_id = %(tenant)s AND valid_at > %(start)s AND valid_at <= %(end)s
@@ -100,16 +109,31 @@ def snapshot_ref(row: dict[str, Any]) -> dict[str, Any]:
 async def window_history(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,
                          end: datetime) -> tuple[list[dict[str, Any]], list[ElementHistory]]:
     """The tenant's snapshots in ``(start, end]`` and each touched element's history."""
-    args = {"tenant": tenant, "start": start, "end": end}
-    cur = await conn.execute(SNAPSHOTS_SQL, args)
+    snaps = await window_snapshots(conn, tenant, start, end)
+    return snaps, await window_elements(conn, tenant, start, end)
+
+
+async def window_snapshots(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,
+                           end: datetime) -> list[dict[str, Any]]:
+    """The tenant's snapshots in ``(start, end]``, oldest first, with their change counts."""
+    cur = await conn.execute(SNAPSHOTS_SQL, {"tenant": tenant, "start": start, "end": end})
     names = ("version", "tenant_id", "valid_at", "source", "note", "changed_nodes",
              "changed_edges")
-    snaps = [dict(zip(names, r, strict=True)) for r in await cur.fetchall()]
-    cur = await conn.execute(HISTORY_SQL, args)
-    rows = [ElementHistory(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5]), r[6],
+    return [dict(zip(names, r, strict=True)) for r in await cur.fetchall()]
+
+
+async def window_elements(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,
+                          end: datetime, near: Collection[str] | None = None
+                          ) -> list[ElementHistory]:
+    """The history of each element the window's snapshots touched; ``near``: only these
+    nodes and the edges with an end among them."""
+    args: dict[str, Any] = {"tenant": tenant, "start": start, "end": end}
+    if near is not None:
+        args["near"] = sorted(near)
+    cur = await conn.execute(HISTORY_SQL if near is None else HISTORY_NEAR_SQL, args)
+    return [ElementHistory(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5]), r[6],
                            tuple(sorted(int(v) for v in r[7])), bool(r[8]))
             for r in await cur.fetchall()]
-    return snaps, rows
 
 
 def _json(value: Any) -> dict[str, Any] | None:
@@ -254,7 +278,8 @@ def matches(entry: dict[str, Any], label: str | None, types: tuple[str, ...],
 
 async def distances(reader: GraphReader, scope: ReadScope, targets: list[str], v_from: int,
                     v_to: int, max_depth: int = 3, wanted: Iterable[str] | None = None,
-                    reached: dict[str, int] | None = None) -> dict[str, int]:
+                    reached: dict[str, int] | None = None, cap: int | None = None
+                    ) -> dict[str, int]:
     """Hops from the nearest target to every node within ``max_depth``, over the structural
     relationships that existed at some snapshot of ``[v_from, v_to]`` (0 = a target).
 
@@ -263,7 +288,10 @@ async def distances(reader: GraphReader, scope: ReadScope, targets: list[str], v
     one, and its last level only looks for them (a hub within reach multiplies the nodes one
     level further, the changes do not): from their side when they are fewer than the nodes
     that level would expand. ``reached``: this search's result to ``max_depth - 1`` (done
-    beforehand, while the changes were read): only the last level is left."""
+    beforehand, while the changes were read): only the last level is left. ``cap``: stop
+    at the first level that brings the nodes found beyond this many (a hub within
+    reach); the result then holds every node up to the level before it (the first level is
+    always kept)."""
     first = 1 if reached is None else max(1, max_depth)
     dist = {t: 0 for t in targets} if reached is None else dict(reached)
     need = None if wanted is None else set(wanted) - dist.keys()
@@ -276,13 +304,18 @@ async def distances(reader: GraphReader, scope: ReadScope, targets: list[str], v
                      if len(need) <= len(frontier) else
                      {r["ceid"] for r in await reader.plain_rows(
                          "temporal/window_neighbours", scope,
-                         {"types": list(DISTANCE_TYPES), "within": True}, ceids=frontier,
+                         {"types": list(DISTANCE_TYPES), "within": True, "limit": False},
+                         ceids=frontier,
                          within=sorted(need), v_from=v_from, v_to=v_to)})
             dist.update(dict.fromkeys(found, depth))
             break
+        limit = None if cap is None or depth == 1 else cap + len(dist) + 1  # level 1: whole
         rows = await reader.plain_rows("temporal/window_neighbours", scope,
-                                 {"types": list(DISTANCE_TYPES), "within": False},
-                                 ceids=frontier, v_from=v_from, v_to=v_to)
+                                       {"types": list(DISTANCE_TYPES), "within": False,
+                                        "limit": limit is not None},
+                                       ceids=frontier, v_from=v_from, v_to=v_to, limit=limit)
+        if limit is not None and len(rows) >= limit:
+            break  # that level would bring more than ``cap`` nodes: it is left out
         frontier = []
         for r in rows:
             if r["ceid"] not in dist:
@@ -291,6 +324,8 @@ async def distances(reader: GraphReader, scope: ReadScope, targets: list[str], v
                     frontier.append(r["ceid"])
         if need is not None:
             need -= dist.keys()
+        if cap is not None and len(dist) > cap:
+            break
     return dist
 
 

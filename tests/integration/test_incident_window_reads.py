@@ -236,3 +236,44 @@ def test_a_quiet_window_gives_the_latest_changes_before_the_incident(
     # a span the question names is kept, empty or not
     assert asked.quiet is None and asked.ranked == []
     assert asked.window.start == datetime(2026, 1, 17, 9, tzinfo=UTC)
+
+
+def test_a_level_beyond_the_cap_is_left_out(stack: Settings, tenant: str) -> None:
+    """s0's level 2 is s1's neighbours (s2 and six leaves): beyond a cap of 3 it is not
+    searched to the end, and the result stops at level 1; the first level is always whole."""
+    async def work(reader: Recorder, scope: ReadScope) -> list[dict[str, int]]:
+        v = scope.version
+        return [await td.distances(reader, scope, ["service:s0"], v, v, 3, cap=cap)
+                for cap in (3, 100)] + [
+                await td.distances(reader, scope, ["service:s1"], v, v, 3, cap=2)]
+
+    capped, whole, hub = run(stack, tenant, work)
+    assert capped == {"service:s0": 0, "service:s1": 1}
+    assert whole["service:l1"] == 2 and whole["service:s3"] == 3
+    assert len(hub) == 9 and max(hub.values()) == 1  # s1's seven neighbours and s0, whole
+
+
+def test_a_large_window_reads_only_the_changes_near_the_incident(
+        stack: Settings, tenant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``LARGE_WINDOW`` recorded changes, only the changes of nodes within reach of the
+    incident's services (``NEAR_CAP``) and of edges with an end among them are read."""
+    monkeypatch.setattr(incidents, "LARGE_WINDOW", 1)
+    monkeypatch.setattr(incidents, "NEAR_CAP", 2)
+
+    async def work(reader: Recorder, scope: ReadScope) -> incidents.IncidentDiff:
+        found = await incidents.incident_diff(await context(
+            reader, scope, stack, "What changed in the 3 days before the s0 incident on "
+                                  "2026-01-13?"))
+        assert found is not None
+        return found
+
+    found = run(stack, tenant, work)
+    assert found.recorded is not None and found.recorded >= 4 and found.depth == 1
+    # s0's only neighbour is s1 (whose level 2 would exceed the cap): the one change of the
+    # window with an end at s0 or s1 is the incident's AFFECTED edge (s3 -> s5, s2 -> s4 and
+    # the incident nodes themselves are not read)
+    ids = {f["change"]["id"] for f in found.ranked}
+    assert ids == {"incident:2026-01-13-s0-new-[AFFECTED]->service:s0@scale"}
+    assert all(f["distance"] == 0 for f in found.ranked)
+    assert f"The window records {found.recorded} changes; only those within 1 hop" in \
+        incidents.incident_note(found)

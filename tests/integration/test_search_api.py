@@ -90,6 +90,18 @@ def test_uc02_ownership_of_checkout(api: httpx.Client) -> None:
     assert owners["agree"] is False and "disagree" in owners["note"]
 
 
+def test_a_one_hop_question_over_another_relation_is_translated(api: httpx.Client) -> None:
+    """"which team" routes to ownership, whose family reads OWNS edges; a question about a
+    developer's team (MEMBER_OF, org.jsonl: mchen -> platform) is answered by the translator,
+    while "which team owns checkout" stays with the ownership family."""
+    body = search(api, "Which team does developer mchen belong to?")
+    assert body["route"]["intent"] == "ownership"
+    assert body["strategies"]["nl_cypher"]["status"] == "ok"
+    assert "platform" in body["answer"]
+    owned = search(api, "Which team owns checkout?")
+    assert "nl_cypher" not in owned["strategies"] and "payments" in owned["answer"]
+
+
 def test_uc07_services_calling_auth_directly(api: httpx.Client) -> None:
     body = search(api, "Find all services calling auth directly")
     assert body["route"]["intent"] == "callers"

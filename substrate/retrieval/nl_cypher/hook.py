@@ -33,11 +33,21 @@ WELL_ROUTED = 0.5
 HYBRID = ("vector", "keyword")
 
 
-def _one_hop_about_an_entity(plan: Plan) -> bool:
+# the relationships each family answers about; a one-hop question over others ("which team
+# does mchen belong to?" routed to ownership by "which team") is the translator's
+FAMILY_TYPES = {Intent.OWNERSHIP: frozenset({"OWNS", "PRIMARY_OWNER"}),
+                Intent.DEPENDENCY: frozenset({"CALLS", "DEPENDS_ON", "IMPORTS", "HOSTS"}),
+                Intent.CALLERS: frozenset({"CALLS", "DEPENDS_ON", "IMPORTS", "HOSTS"})}
+
+
+def _one_hop_about_an_entity(plan: Plan, intent: Intent) -> bool:
+    """A list of one entity's neighbours over the relationships ``intent``'s family reads."""
     conds = plan.subject.conds
     return (plan.mode == "list" and len(conds) == 1 and conds[0].kind == "rel"
             and not conds[0].negated and conds[0].other is not None
-            and [c.kind for c in conds[0].other.conds] == ["ceid"])
+            and [c.kind for c in conds[0].other.conds] == ["ceid"]
+            and bool(FAMILY_TYPES.get(intent, frozenset(conds[0].types))
+                     & set(conds[0].types)))
 
 
 async def claims(ctx: SearchContext) -> bool:
@@ -55,7 +65,8 @@ async def claims(ctx: SearchContext) -> bool:
         except Unparsed:
             plan = None
         if plan is not None:
-            return weak or route.intent not in FAMILIES_ANSWER or not _one_hop_about_an_entity(plan)
+            return (weak or route.intent not in FAMILIES_ANSWER
+                    or not _one_hop_about_an_entity(plan, route.intent))
     return weak and mode in ("auto", "model") and role_config(ctx.settings, "cypher").configured
 
 

@@ -22,6 +22,7 @@ from substrate.retrieval.mentions import is_stop_word, strip_qualifiers
 from substrate.retrieval.scope import ReadScope
 
 MAX_NAMES = 5000
+PREFIXES = ("service", "infra", "team", "repo")  # the ceid prefixes of the labels it links
 MIN_PREFIX = 4
 _SUFFIXES = ("service", "svc", "api", "server")
 _WORD = re.compile(r"[A-Za-z0-9][\w.-]*")
@@ -48,21 +49,56 @@ def _ngrams(words: list[tuple[int, str]]) -> Iterable[tuple[int, list[str]]]:
                 yield words[i][0], [w for _, w in words[i:i + n]]
 
 
+def question_words(question: str) -> list[tuple[int, str]]:
+    """(offset, word) of each word of ``question``, without a trailing period or "'s"."""
+    return [(m.start(), m.group(0).rstrip(".").removesuffix("'s").removesuffix("’s"))
+            for m in _WORD.finditer(question)]
+
+
+def named_ids(question: str, prefixes: Iterable[str]) -> list[str]:
+    """The ids a run of one to three words of ``question`` would have after each prefix,
+    with and without a trailing "service"/"svc"/"api"/"server" ("payments export 9" ->
+    ``service:payments-export-9``, ...): how a gazetteer past its cap finds a name."""
+    words = question_words(question)
+    ids: dict[str, None] = {}
+    for _, gram in _ngrams(words):
+        if len(gram) == 1 and is_stop_word(gram[0]):
+            continue
+        parts = [p for w in gram for p in re.findall(r"[a-z0-9]+", w.lower())]
+        runs = [parts] + ([parts[:-1]] if len(parts) > 1 and parts[-1] in _SUFFIXES else [])
+        ids.update(dict.fromkeys(f"{p}:{'-'.join(r)}" for r in runs if r for p in prefixes))
+    return list(ids)
+
+
 class Gazetteer:
     """The names of one tenant view, indexed once: squashed key -> entities, and each
-    service's key in sorted order (unique-prefix lookups by bisection)."""
+    service's key in sorted order (unique-prefix lookups by bisection). ``capped``: the
+    view has more names than these (a prefix unique among them may not be unique)."""
 
-    def __init__(self, names: list[tuple[str, dict[str, Any]]]) -> None:
+    def __init__(self, names: list[tuple[str, dict[str, Any]]], capped: bool = False) -> None:
         self.index: dict[str, list[dict[str, Any]]] = {}
         for key, entity in names:
             self.index.setdefault(key, []).append(entity)
         self.services = {e["ceid"]: (k, e) for k, e in names if e.get("label") == "Service"}
         self._keys = sorted((k, c) for c, (k, _) in self.services.items())
+        self.capped = capped
 
-    def match(self, question: str) -> list[dict[str, Any]]:
-        """Entities named in ``question``, in order of appearance."""
-        words = [(m.start(), m.group(0).rstrip(".").removesuffix("'s").removesuffix("’s"))
-                 for m in _WORD.finditer(question)]
+    def match(self, question: str, extra: Gazetteer | None = None) -> list[dict[str, Any]]:
+        """Entities named in ``question``, in order of appearance; ``extra``: more names
+        (looked up for this question)."""
+        words = question_words(question)
+        found = self._named(words) + (extra._named(words) if extra is not None else [])
+        if not found and not self.capped:
+            found = self._unique_prefixes(words)
+        seen: set[str] = set()
+        out = []
+        for _, entity in sorted(found, key=lambda f: (f[0], f[1].get("label") != "Service")):
+            if entity["ceid"] not in seen:
+                seen.add(entity["ceid"])
+                out.append({**entity, "why": "name in the question"})
+        return out
+
+    def _named(self, words: list[tuple[int, str]]) -> list[tuple[int, dict[str, Any]]]:
         found: list[tuple[int, dict[str, Any]]] = []
         for pos, gram in _ngrams(words):
             if len(gram) == 1 and is_stop_word(gram[0]):
@@ -73,15 +109,7 @@ class Gazetteer:
                 if strip and k == key:
                     continue
                 found += [(pos, e) for e in self.index.get(k, [])]
-        if not found:
-            found = self._unique_prefixes(words)
-        seen: set[str] = set()
-        out = []
-        for _, entity in sorted(found, key=lambda f: (f[0], f[1].get("label") != "Service")):
-            if entity["ceid"] not in seen:
-                seen.add(entity["ceid"])
-                out.append({**entity, "why": "name in the question"})
-        return out
+        return found
 
     def _unique_prefixes(self, words: list[tuple[int, str]]
                          ) -> list[tuple[int, dict[str, Any]]]:
@@ -105,17 +133,29 @@ def match_names(question: str, names: list[tuple[str, dict[str, Any]]]) -> list[
     return Gazetteer(names).match(question)
 
 
+def _gazetteer(rows: list[dict[str, Any]], capped: bool = False) -> Gazetteer:
+    return Gazetteer([(k, dict(r["entity"])) for r in rows
+                      for k in name_keys(r["entity"], r["aliases"])], capped)
+
+
 async def tenant_gazetteer(reader: GraphReader, scope: ReadScope) -> Gazetteer:
     key = (scope.tenant, scope.version, scope.clearance)
     if key not in _CACHE:
         rows = await reader.rows("retrieval/entity_names", scope, limit=MAX_NAMES)
         if len(_CACHE) > 64:
             _CACHE.clear()
-        _CACHE[key] = Gazetteer([(k, dict(r["entity"])) for r in rows
-                                 for k in name_keys(r["entity"], r["aliases"])])
+        _CACHE[key] = _gazetteer(rows, capped=len(rows) >= MAX_NAMES)
     return _CACHE[key]
 
 
 async def link_names(reader: GraphReader, scope: ReadScope,
                      question: str) -> list[dict[str, Any]]:
-    return (await tenant_gazetteer(reader, scope)).match(strip_qualifiers(question))
+    """The entities ``question`` names by the tenant's names; past the gazetteer's cap, also
+    those its words name by id (looked up for this question)."""
+    gazetteer, text = await tenant_gazetteer(reader, scope), strip_qualifiers(question)
+    extra = None
+    if gazetteer.capped:
+        ids = named_ids(text, PREFIXES)
+        extra = _gazetteer(await reader.rows("retrieval/entity_names_by_id", scope, ceids=ids)
+                           if ids else [])
+    return gazetteer.match(text, extra)

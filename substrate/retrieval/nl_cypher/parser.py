@@ -9,7 +9,7 @@ wins; when none does, :class:`Unparsed` says why and the router falls back.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -50,7 +50,7 @@ class Schema:
     """What the translator knows of one tenant's graph."""
 
     triples: Triples
-    entities: dict[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
+    entities: Mapping[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
     normalised: Normalised = None  # values stored normalised from other text (assumptions)
     names_capped: bool = False  # the view has more names than ``entities`` holds
 

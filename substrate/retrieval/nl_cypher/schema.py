@@ -22,11 +22,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
-from collections.abc import Iterable
+from collections import ChainMap, OrderedDict
+from collections.abc import Iterable, MutableMapping
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from substrate.graph.ontology import load_ontology
 from substrate.retrieval.graph_queries import GraphReader
@@ -162,12 +162,15 @@ def with_names(schema: Schema, rows: list[dict[str, Any]]) -> Schema:
     """``schema`` with the phrases of ``rows`` (nl/entity_names' columns) added."""
     if not rows:
         return schema
-    entities = dict(schema.entities)
+    added: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     for phrase, named in entity_phrases(rows).items():
-        held = entities.get(phrase, [])
-        entities[phrase] = [*held, *(e for e in named if e not in held)]
+        held = schema.entities.get(phrase, [])
+        added[phrase] = [*held, *(e for e in named if e not in held)]
     normalised = normalised_values(rows) | (schema.normalised or frozenset())
-    return replace(schema, entities=entities, normalised=normalised)
+    # the view's phrases are not copied (tens of thousands past the cap): looked up through
+    # (a ChainMap writes to its first map only)
+    base = cast(MutableMapping[tuple[str, ...], list[tuple[str, str]]], schema.entities)
+    return replace(schema, entities=ChainMap(added, base), normalised=normalised)
 
 
 def schema_text(triples: list[dict[str, Any]], ontology_labels: dict[str, Any]) -> str:

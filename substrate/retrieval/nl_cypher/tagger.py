@@ -15,7 +15,7 @@ the kind of thing. The other reading stays as the alternative.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -58,7 +58,7 @@ def _positional(slot: Slot, first: bool) -> Slot:
     return rest or [Tagged("AUX", None, slot[0].text)]  # "... are there": no question word
 
 
-def tag(question: str, entities: dict[tuple[str, ...], list[tuple[str, str]]],
+def tag(question: str, entities: Mapping[tuple[str, ...], list[tuple[str, str]]],
         now: datetime, lexicon: Lexicon | None = None) -> tuple[list[Slot], list[Window]]:
     lex = lexicon or base_lexicon()
     windows = find_windows(question, now)
@@ -130,7 +130,7 @@ def _names_one_thing(lex: Lexicon, tokens: tuple[str, ...], at: int, n: int,
             and not (slots and any(t.kind in _QUANTIFYING for t in slots[-1])))
 
 
-def _longest_entity(entities: dict[tuple[str, ...], list[tuple[str, str]]],
+def _longest_entity(entities: Mapping[tuple[str, ...], list[tuple[str, str]]],
                     tokens: tuple[str, ...], at: int) -> tuple[int, list[tuple[str, str]]]:
     for n in range(min(6, len(tokens) - at), 0, -1):
         found = entities.get(tokens[at: at + n])

@@ -16,7 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 from redis.exceptions import RedisError
 
 from substrate.cache import ASKED_TTL_S, QueryCache, asked_key, cached_read, plain
-from substrate.db import PG_ACQUIRE_S, PG_DEADLINES, PG_READ_DEADLINE_S
+from substrate.db import PG_ACQUIRE_S, PG_READ_DEADLINE_S, PG_READ_OPTIONS
 from substrate.errors import NotFound, Unavailable
 from substrate.graph import embedding_registry
 from substrate.jsonwire import exact_loads
@@ -71,7 +71,7 @@ class ReadService:
         the snapshot versions in memory (a long-lived gateway), so that an unpinned read
         needs no PostgreSQL round trip (:mod:`substrate.retrieval.snapshot_clock`)."""
         self.pool = AsyncConnectionPool(self.settings.postgres_dsn, min_size=1, max_size=8,
-                                        open=False, timeout=PG_ACQUIRE_S, kwargs=PG_DEADLINES,
+                                        open=False, timeout=PG_ACQUIRE_S, kwargs=PG_READ_OPTIONS,
                                         configure=_configure)
         await self.pool.open()
         share_pool(self.settings.postgres_dsn, self.pool)  # the strategies' reads use it too

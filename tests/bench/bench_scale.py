@@ -50,6 +50,7 @@ from substrate.retrieval.scope import resolve_scope
 from substrate.scale.generator import Org, generate
 from substrate.scale.load import load_org, rate_near
 from substrate.settings import PROJECT_ROOT, Settings
+from tests.bench import scale_answers
 from tests.bench.bench_endpoints import DEPENDENCY_CTX, CacheGuard, verdict
 from tests.bench.bench_ingest import delete_tenant
 from tests.bench.stats import latency
@@ -59,6 +60,9 @@ REPEATS = int(os.environ.get("BENCH_SCALE_REPEATS", "30"))
 WARMUP = 3
 LEVELS = (1, 8, 32)
 LOAD_REQUESTS = int(os.environ.get("BENCH_SCALE_LOAD_REQUESTS", "96"))
+# UC-01/02/07 asked about this many random services each, the answers checked against the
+# generated organisation (tests/bench/scale_answers.py)
+ANSWER_CHECKS = int(os.environ.get("BENCH_SCALE_ANSWER_CHECKS", "20"))
 # targets at M, uncached p95 (issue 12)
 TARGET_MS = {"RSN-UC-01": 50, "RSN-UC-02": 50, "RSN-UC-07": 50, "RSN-UC-03": 300,
              "RSN-UC-05": 300, "RSN-UC-06": 300, "RSN-UC-08": 300, "RSN-UC-04": 1000}
@@ -249,6 +253,10 @@ async def measure_http(settings: Settings, tenant: str, org: Org,
             out["throughput"].append(await throughput(client, org, level, rng))
             print(f"  concurrency {level}: {out['throughput'][-1]}", flush=True)
     out["cache_hits_while_uncached"] = guard.hits
+    if use_cases is None and ANSWER_CHECKS:
+        with httpx.Client(base_url=base, timeout=300, headers=headers) as sync_client:
+            out["answers"] = scale_answers.check(sync_client, org, ANSWER_CHECKS, SEED)
+        print(f"  answers right: {out['answers']['per_use_case']}", flush=True)
     return out
 
 
@@ -387,6 +395,11 @@ def report(figures: dict[str, Any], out_dir: Path) -> Path:
         for t in s.get("throughput", []):
             lines.append(f"| {s['size']} | {t['concurrency']} | {t['requests_per_s']} | "
                          f"{t['p50_ms']} | {t['p95_ms']} | {t['p99_ms']} | {t['errors']} |")
+    lines += ["", "## Answers checked against the generated organisation", "",
+              "| size | use case | asked | right |", "|---|---|---|---|"]
+    for s in sizes:
+        for uc, a in s.get("answers", {}).get("per_use_case", {}).items():
+            lines.append(f"| {s['size']} | {uc} | {a['asked']} | {a['right']} |")
     lines += ["", *[f"![{p.stem}]({p.name})" for p in plots(figures, out_dir)]]
     path = out_dir / "scale.md"
     path.write_text("\n".join(lines) + "\n")

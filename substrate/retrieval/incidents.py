@@ -328,6 +328,11 @@ def incident_note(found: IncidentDiff, per_snapshot: int = 6) -> str:
                  f"it was {_gap_text(gap)} earlier; what changed in the "
                  f"{_span_text(found.length)} up to it ({found.window.start.isoformat()} to "
                  f"{found.window.last_at.isoformat()}): ")
+    read = "" if found.recorded is None else (
+        f"The window records {found.recorded} changes; only those within {found.depth} "
+        f"hop{'s' if found.depth != 1 else ''} of the incident's services were read.")
+    if not found.ranked and read:
+        return head + f"none near the incident's services. {read}"
     if not found.ranked:
         return head + ("nothing: no snapshot of the tenant changed the graph between "
                        f"{found.window.start.isoformat()} and the incident (ask for a longer "
@@ -336,8 +341,5 @@ def incident_note(found: IncidentDiff, per_snapshot: int = 6) -> str:
     for f in found.ranked:
         groups.setdefault(int((f["change"]["snapshot"] or {"version": 0})["version"]), []).append(f)
     lines = [_snapshot_line(n, facts, per_snapshot) for n, facts in enumerate(groups.values(), 1)]
-    part = "" if found.recorded is None else (
-        f" The window records {found.recorded} changes; only those within {found.depth} "
-        f"hop{'s' if found.depth != 1 else ''} of the incident's services were read.")
     return (head + f"{len(found.ranked)} change(s) in {len(groups)} snapshot(s), closest to "
-            f"the affected services first.{part}\n" + "\n".join(lines))
+            f"the affected services first.{' ' + read if read else ''}\n" + "\n".join(lines))

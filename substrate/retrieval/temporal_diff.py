@@ -106,13 +106,6 @@ def snapshot_ref(row: dict[str, Any]) -> dict[str, Any]:
             "source": row["source"], "note": note, "commit": commit}
 
 
-async def window_history(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,
-                         end: datetime) -> tuple[list[dict[str, Any]], list[ElementHistory]]:
-    """The tenant's snapshots in ``(start, end]`` and each touched element's history."""
-    snaps = await window_snapshots(conn, tenant, start, end)
-    return snaps, await window_elements(conn, tenant, start, end)
-
-
 async def window_snapshots(conn: psycopg.AsyncConnection[Any], tenant: str, start: datetime,
                            end: datetime) -> list[dict[str, Any]]:
     """The tenant's snapshots in ``(start, end]``, oldest first, with their change counts."""

@@ -26,7 +26,8 @@ PREFIXES = ("service", "infra", "team", "repo")  # the ceid prefixes of the labe
 MIN_PREFIX = 4
 _SUFFIXES = ("service", "svc", "api", "server")
 _WORD = re.compile(r"[A-Za-z0-9][\w.-]*")
-_CACHE: dict[tuple[str, int, tuple[str, ...]], Gazetteer] = {}
+# (tenant, version, clearance, jurisdictions) -> the gazetteer of that view
+_CACHE: dict[tuple[str, int, tuple[str, ...], tuple[str, ...] | None], Gazetteer] = {}
 
 
 def squash(text: str) -> str:
@@ -139,7 +140,7 @@ def _gazetteer(rows: list[dict[str, Any]], capped: bool = False) -> Gazetteer:
 
 
 async def tenant_gazetteer(reader: GraphReader, scope: ReadScope) -> Gazetteer:
-    key = (scope.tenant, scope.version, scope.clearance)
+    key = (scope.tenant, scope.version, scope.clearance, scope.jurisdictions)
     if key not in _CACHE:
         rows = await reader.rows("retrieval/entity_names", scope, limit=MAX_NAMES)
         if len(_CACHE) > 64:

@@ -51,3 +51,34 @@ def test_a_name_past_the_cap_is_linked_by_its_id(
         assert linked("what does vault own", "restricted") == ["team:vault"]
     finally:
         drop_tenant_graph(driver, tenant)
+
+
+def test_a_gazetteer_is_kept_per_jurisdiction(stack: Settings, driver: Driver,
+                                              writer: GraphWriter) -> None:
+    """Two readers of one clearance and different jurisdictions do not share a gazetteer:
+    the EU reader's names (read first) are not linked for the US reader."""
+    tenant = new_tenant("gazjur")
+    nodes = [NodeRecord("service:eu-billing", "Service",
+                        {"name": "eu-billing", "jurisdiction": ["EU"]}),
+             NodeRecord("service:ledger", "Service", {"name": "ledger"})]
+    edges = [EdgeRecord("CALLS", "service:ledger", "service:eu-billing", "compose.yml#L3@abc1234")]
+
+    def linked(jurisdictions: list[str]) -> list[str]:
+        services = open_services(stack, check_templates=False)
+
+        async def run() -> list[str]:
+            try:
+                reader = GraphReader(services.async_driver, services.cypher)
+                scope = await resolve_scope(stack, tenant, jurisdictions=jurisdictions)
+                found = await gazetteer.link_names(reader, scope, "who calls eu billing")
+                return [e["ceid"] for e in found]
+            finally:
+                await services.aclose()
+        return asyncio.run(run())
+
+    try:
+        writer.commit(GraphBatch(nodes, edges), source="gaz", tenant=tenant)
+        assert linked(["EU"]) == ["service:eu-billing"]
+        assert linked(["US"]) == []
+    finally:
+        drop_tenant_graph(driver, tenant)

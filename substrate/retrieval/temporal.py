@@ -22,7 +22,7 @@ import base64
 import binascii
 import json
 from collections.abc import Awaitable, Callable, Collection
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -332,7 +332,8 @@ async def _service_in_window(reader: GraphReader, scope: ReadScope, window: Wind
     """The service as it was at the end of the window, else at its start."""
     for version in (window.v_to, window.v_from):
         if version > 0:
-            at = ReadScope(scope.tenant, version, scope.clearance, True)
+            at = replace(scope, version=version, pinned=True, at=None, tenant_version=None,
+                         bookmarks=())  # the reader's clearance and jurisdictions kept
             try:
                 return await direct.resolve(reader, at, value)
             except NotFound:

@@ -232,6 +232,25 @@ def test_a_principal_sees_only_its_jurisdictions(
         assert {r[0].split("-", 1)[1] for r in rows} == visible
 
 
+def test_a_diff_around_a_service_outside_the_jurisdictions_is_not_found(
+    stack: Settings, tenant: str,
+) -> None:
+    """``/temporal?from&to&service=`` resolves the service in the reader's view: an EU-only
+    service is unknown to a US principal (it was resolved without the jurisdictions)."""
+    with psycopg.connect(stack.postgres_dsn) as conn:
+        row = conn.execute("SELECT min(valid_at), max(valid_at) FROM snapshots "
+                           "WHERE tenant_id = %s", (tenant,)).fetchone()
+    assert row is not None
+    window = {"from": row[0].isoformat(), "to": row[1].isoformat(), "service": "billing-eu"}
+    with gateway(stack, key=key_for(stack, tenant, jurisdictions=("US",))) as client:
+        hidden = client.get("/temporal", params=window)
+    with gateway(stack, key=key_for(stack, tenant, jurisdictions=("EU",))) as client:
+        seen = client.get("/temporal", params=window)
+    assert hidden.status_code == 404, hidden.text  # before: 200, the service as the seed
+    assert seen.status_code == 200, seen.text
+    assert [s["ceid"] for s in seen.json()["evidence_bundle"]["seed"]] == ["service:billing-eu"]
+
+
 def test_stored_risk_rankings_respect_jurisdictions(stack: Settings, tenant: str) -> None:
     with job_context(stack) as ctx:
         ranked = {item.ceid for item in risks_store.compute_and_store(ctx, job_scope(stack,

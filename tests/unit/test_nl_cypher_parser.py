@@ -141,3 +141,17 @@ def test_the_entity_reading_that_does_not_type_check_gives_way_to_the_word() -> 
     # "app" names an Infrastructure entity, but "apps" owned by a team are services
     plan = parse("which team owns app", DB_SCHEMA, NOW)
     assert "infrastructure:app" not in plan.params.values()
+
+
+@pytest.mark.parametrize("question", ["Which services does the payments team own?",
+                                      "Which services does team payments own?",
+                                      "How many services does the Payments team own?"])
+def test_an_entity_followed_by_its_label_is_that_entity(question: str) -> None:
+    text, params, _ = cypher(question)
+    assert "MATCH (n:Service) WHERE EXISTS { MATCH (n)<-[:OWNS|PRIMARY_OWNER]-(m1:Team)" in text
+    assert params == {"p0": "team:payments"}
+
+
+def test_a_label_after_an_entity_of_another_label_is_refused() -> None:
+    with pytest.raises(Unparsed, match="'payments' is not a Service"):
+        parse("Which teams own the payments service?", SCHEMA, NOW)

@@ -143,9 +143,9 @@ class Builder:
         raise Unparsed(f"'{tok.text}' does not describe {'/'.join(node.labels)}")
 
     def entity(self, tree: Tree[Any]) -> Node:
-        toks = [_val(c) for c in tree.children]
-        label = toks[0].value if len(toks) == 2 else None
-        ent: Tagged = toks[-1]
+        toks = [_val(c) for c in tree.children]  # [LABEL] ENT, or ENT LABEL
+        ent: Tagged = next(t for t in toks if t.kind == "ENT")
+        label = next((t.value for t in toks if t.kind == "LABEL"), None)
         choices = [(c, lb) for c, lb in ent.value if label is None or lb == label]
         if not choices:
             raise Unparsed(f"'{ent.text}' is not a {label}")

@@ -63,7 +63,7 @@ from redis.exceptions import RedisError
 from substrate import __version__, jsonwire
 from substrate.cache_early import EarlyStart
 from substrate.cypher import CYPHER_DIR
-from substrate.graph.ontology import Ontology, load_ontology
+from substrate.graph.ontology import ONTOLOGY_FILE, Ontology, load_ontology
 from substrate.retrieval.scope import ReadScope
 from substrate.settings import Settings
 
@@ -169,14 +169,20 @@ def tenant_prefix(tenant: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """Version, ontology, Cypher templates and retrieval code: new code never reads old
+    """Version, ontology, Cypher templates and retrieval code (its subpackages, the
+    translator's grammar and the ontology's words included): new code never reads old
     answers."""
     digest = hashlib.sha256(f"{__version__}:{load_ontology().version}".encode())
-    retrieval = Path(__file__).resolve().parent / "retrieval"
-    for path in sorted([*CYPHER_DIR.rglob("*"), *retrieval.glob("*.py")]):
-        if path.is_file():
-            digest.update(path.read_bytes())
+    for path in fingerprinted_files():
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def fingerprinted_files() -> list[Path]:
+    """The files ``code_fingerprint`` reads, in a stable order."""
+    retrieval = Path(__file__).resolve().parent / "retrieval"
+    code = [p for p in retrieval.rglob("*") if p.suffix in (".py", ".lark", ".yaml")]
+    return sorted(p for p in [*CYPHER_DIR.rglob("*"), *code, ONTOLOGY_FILE] if p.is_file())
 
 
 def cache_key(kind: str, params: dict[str, Any], scope: ReadScope) -> str:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from substrate.cache import cache_key, index_key, plain, snapshot_pin, touched_ids
+from substrate.cache import (
+    cache_key,
+    fingerprinted_files,
+    index_key,
+    plain,
+    snapshot_pin,
+    touched_ids,
+)
 from substrate.retrieval.context import SearchOptions
 from substrate.retrieval.direct import DependencyQuery
 from substrate.retrieval.scope import ReadScope
@@ -76,3 +83,11 @@ def test_touched_ids_collects_every_ceid_of_the_answer() -> None:
 
 def test_index_keys_share_the_tenant_hash_tag() -> None:
     assert index_key("acme", "service:checkout") == "sr:{acme}:i:service:checkout"
+
+
+def test_the_code_fingerprint_covers_the_translator_and_the_ontology() -> None:
+    """A change to the NL->Cypher translator (a subpackage, its grammar), a template or the
+    ontology's words gives new keys: answers cached by older code are not served."""
+    names = {f"{p.parent.name}/{p.name}" for p in fingerprinted_files()}
+    assert {"nl_cypher/hook.py", "nl_cypher/grammar.lark", "retrieval/gazetteer.py",
+            "substrate/ontology.yaml", "nl/schema_triples.cypher.j2"} <= names

@@ -105,11 +105,18 @@ class Gazetteer:
             if len(gram) == 1 and is_stop_word(gram[0]):
                 continue
             key = squash("".join(gram))
+            named: list[dict[str, Any]] = []
             for strip in ("",) + _SUFFIXES:
                 k = key[: -len(strip)] if strip and key.endswith(strip) else key
                 if strip and k == key:
                     continue
-                found += [(pos, e) for e in self.index.get(k, [])]
+                named += self.index.get(k, [])
+            if len(key) >= MIN_PREFIX and not any(e.get("label") == "Service" for e in named):
+                # "payments" when the service is "payment" (and the team "payments"), or
+                # "order" for "orders": a service by the other number
+                other = key[:-1] if key.endswith("s") else key + "s"
+                named += [e for e in self.index.get(other, []) if e.get("label") == "Service"]
+            found += [(pos, e) for e in named]
         return found
 
     def _unique_prefixes(self, words: list[tuple[int, str]]

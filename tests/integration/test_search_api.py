@@ -65,6 +65,17 @@ def test_uc01_dependencies_of_payment(api: httpx.Client, demo_repo: Path) -> Non
     assert direct["evidence_bundle"]["snapshot_version"] == direct["snapshot_version"]
 
 
+def test_payments_names_the_payment_service_when_no_service_is_called_payments(
+        api: httpx.Client) -> None:
+    """The brief's "what does payments depend on?": on the demo "payments" is a team and the
+    service is "payment" (EXPECTED.md RSN-UC-01: fraud, ledger, currency, kafka, payments-db)."""
+    body = search(api, "What does payments depend on?")
+    assert body["route"]["intent"] == "dependency"
+    assert body["answer"].startswith("payment depends on:")
+    assert {"fraud", "ledger", "currency", "kafka", "payments-db"} <= {
+        h["name"] for h in body["results"]}
+
+
 def test_uc01_checkout_dependencies_direct(api: httpx.Client) -> None:
     body = api.get("/dependencies/service:checkout", params={"depth": 1}).json()
     assert {d["target"]["ceid"] for d in body["dependencies"]} == {

@@ -38,3 +38,14 @@ def test_a_capped_gazetteer_takes_no_unique_prefix() -> None:
     names = ["balancereader", "ledgerwriter"]
     assert ceids(gazetteer(names).match("who calls balance")) == ["service:balancereader"]
     assert ceids(gazetteer(names, capped=True).match("who calls balance")) == []
+
+
+def test_a_service_by_the_other_number_when_no_service_has_the_word() -> None:
+    team = {"ceid": "team:payments", "name": "payments", "label": "Team"}
+    services = [{"ceid": f"service:{n}", "name": n, "label": "Service"}
+                for n in ("payment", "orders", "contact", "contacts")]
+    both = Gazetteer([(k, e) for e in [*services, team] for k in name_keys(e, [])])
+    assert ceids(both.match("what does payments depend on?")) == ["service:payment",
+                                                                   "team:payments"]
+    assert ceids(both.match("who calls order")) == ["service:orders"]
+    assert ceids(both.match("who calls contacts")) == ["service:contacts"]  # named as such

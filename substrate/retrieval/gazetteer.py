@@ -164,6 +164,8 @@ async def link_names(reader: GraphReader, scope: ReadScope,
     extra = None
     if gazetteer.capped:
         ids = named_ids(text, PREFIXES)
-        extra = _gazetteer(await reader.rows("retrieval/entity_names_by_id", scope, ceids=ids)
-                           if ids else [])
+        rows = await reader.rows("nl/entity_names_by_id", scope, ceids=ids) if ids else []
+        extra = _gazetteer([{"entity": {"ceid": r["ceid"], "name": r["name"],
+                                        "label": r["label"]}, "aliases": r["aliases"]}
+                            for r in rows])
     return gazetteer.match(text, extra)

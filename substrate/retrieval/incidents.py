@@ -175,8 +175,9 @@ def _when(row: dict[str, Any]) -> datetime:
     return found[0]
 
 
-def _cited(entry: dict[str, Any], prs: set[str]) -> bool:
-    note = str((entry.get("snapshot") or {}).get("note") or "")
+def _cites(snapshot: dict[str, Any], prs: set[str]) -> bool:
+    """Does the snapshot's note (a commit subject) cite one of the incident's PRs?"""
+    note = str(snapshot.get("note") or "")
     return any(re.search(rf"#{n}\b", note) for n in prs)
 
 
@@ -232,7 +233,7 @@ async def incident_diff(ctx: SearchContext) -> IncidentDiff | None:
         dist = await td.distances(ctx.reader, ctx.scope, targets, window.v_from, window.v_to,
                                   MAX_DISTANCE, ends, near or None) if targets and ends else {}
     prs = {t["ceid"].split(":", 1)[1] for t in _targets(row) if t["label"] == "PullRequest"}
-    cited = {int(s["version"]): _cited({"snapshot": s}, prs) for s in snaps}
+    cited = {int(s["version"]): _cites(s, prs) for s in snaps}
     ranked = sorted(entries, key=lambda e: _rank_key(e, dist, cited))
     facts = [{"change": e, "distance": td.distance_of(e, dist),
               "cited_cause": cited.get(_version(e), False), "summary": describe(e),

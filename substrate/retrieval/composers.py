@@ -59,16 +59,27 @@ def dependencies(facts: list[dict[str, Any]], cites: Citations, callers: bool) -
     found = [f for f in facts if f.get("target")]
     if not found:
         return no_edges(facts[0].get("subject") or {}, callers)
-    parts = []
+    names = {str((f.get("target") or {}).get("ceid")): name(f.get("target")) for f in found}
+    direct, indirect = [], []
     for f in found:
         hops = f.get("hops") or []
         refs = "".join(cites.cite_all(h) for h in hops)
+        if len(hops) > 1:  # reached through others: named in the direction of the calls
+            between = [str(h.get("from" if callers else "to")) for h in hops[:-1]]
+            chain = " -> ".join(names.get(c, c.partition(":")[2] or c)
+                                for c in (reversed(between) if callers else between))
+            indirect.append(f"{name(f.get('target'))} (through {chain})" + refs)
+            continue
         via = " -> ".join(str(h.get("type")) for h in hops)
         at = str(hops[-1].get("address") or "") if hops else ""
         via = f"{via} at {at}" if at and via else via
-        parts.append(f"{name(f.get('target'))}" + (f" ({via})" if via else "") + refs)
+        direct.append(f"{name(f.get('target'))}" + (f" ({via})" if via else "") + refs)
     verb = "is called directly by" if callers else "depends on"
-    return f"{subject} {verb}: " + listing(parts, "nothing recorded", "; ") + "."
+    text = f"{subject} {verb}: " + listing(direct, "nothing recorded", "; ")
+    if indirect:
+        text += ("; and indirectly by: " if callers else "; and indirectly on: ") \
+            + "; ".join(indirect)
+    return text + "."
 
 
 def no_edges(subject: dict[str, Any], callers: bool) -> str:

@@ -6,7 +6,8 @@ of the question is compared with the names and aliases of the tenant's services,
 infrastructure, teams and repositories after *squashing* both (lower case, letters and digits
 only): "user service", "user-service" and "userservice" are one name; a trailing
 "service"/"svc"/"api" may be left off ("the ledgerwriter service"). A single word of at least
-four letters that begins exactly one service's name links it ("balance" -> balancereader);
+four letters that begins exactly one service's name links it ("balance" -> balancereader),
+or, when it begins no service's name, exactly one infrastructure's ("redis" -> redis-cart);
 a prefix shared by several links none (ambiguous partial names are not guessed).
 """
 
@@ -82,6 +83,9 @@ class Gazetteer:
             self.index.setdefault(key, []).append(entity)
         self.services = {e["ceid"]: (k, e) for k, e in names if e.get("label") == "Service"}
         self._keys = sorted((k, c) for c, (k, _) in self.services.items())
+        self.infrastructure = {e["ceid"]: (k, e) for k, e in names
+                               if e.get("label") == "Infrastructure"}
+        self._infra_keys = sorted((k, c) for c, (k, _) in self.infrastructure.items())
         self.capped = capped
 
     def match(self, question: str, extra: Gazetteer | None = None) -> list[dict[str, Any]]:
@@ -126,14 +130,24 @@ class Gazetteer:
             w = squash(word)
             if len(w) < MIN_PREFIX or is_stop_word(word):
                 continue
-            hits = set()
-            for key, ceid in self._keys[bisect_left(self._keys, (w, "")):]:
-                if not key.startswith(w):
+            for keys, held in ((self._keys, self.services),
+                               (self._infra_keys, self.infrastructure)):
+                hits = _starting_with(keys, w)
+                if hits:  # a service first; infrastructure only when no service begins so
+                    if len(hits) == 1:
+                        found.append((pos, held[hits.pop()][1]))
                     break
-                hits.add(ceid)
-            if len(hits) == 1:
-                found.append((pos, self.services[hits.pop()][1]))
         return found
+
+
+def _starting_with(keys: list[tuple[str, str]], prefix: str) -> set[str]:
+    """The ceids whose key (in ``keys``, sorted) begins with ``prefix``."""
+    hits = set()
+    for key, ceid in keys[bisect_left(keys, (prefix, "")):]:
+        if not key.startswith(prefix):
+            break
+        hits.add(ceid)
+    return hits
 
 
 def match_names(question: str, names: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -72,6 +72,11 @@ _I = Intent
 # "which services / what / who" + at most two words that are not an auxiliary ("what does X
 # use" keeps its subject) + the verb: the question asks for the subjects of the relation
 _REVERSE = r"\b(?:which|what|who)\s+(?:(?!does\b|do\b|did\b|is\b|are\b)\w+\s+){0,2}?"
+# "the blast radius of X", "what breaks / would be affected if X goes down (fails, is removed)"
+_BLAST = (r"\bblast\s+radius\b|\bwhat\s+(?:else\s+)?(?:would\s+|will\s+)?(?:breaks?|fails?)\b"
+          r"|\bif\s+(?:\S+\s+){1,4}?(?:goes|went|is|was|were|are)\s+(?:down|offline|unavailable"
+          r"|removed|deleted|decommissioned)\b"
+          r"|\bif\s+(?:\S+\s+){1,4}?(?:fails|failed|crashes|crashed|dies|died|breaks|broke)\b")
 _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.8, r"\bdepend(?:s|ed|ing)?\s+on\b"),
     (_I.DEPENDENCY, 0.8, r"\bdependenc(?:y|ies)\b"),
@@ -80,7 +85,6 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     # "which database does X use", "what broker did X use on <date>": X's dependencies
     (_I.DEPENDENCY, 0.7, r"\b(?:which|what)\s+(?:\w+\s+){1,2}(?:does|did|do)\s+.+?\s+"
                          r"(?:use|call|need|require|talk\s+to|connect\s+to)\b"),
-    (_I.DEPENDENCY, 0.6, r"\bblast\s+radius\b|\bwhat\s+(?:would\s+)?breaks?\b"),
     (_I.DEPENDENCY, 0.5, r"\b(?:down|up)stream\b"),
     # passive: "what is used by X" names the user, so it asks for X's dependencies
     (_I.DEPENDENCY, 0.85, r"\b(?:used|consumed|depended\s+(?:up)?on|relied\s+(?:up)?on)\s+by\b"),
@@ -92,6 +96,8 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.CALLERS, 0.9, r"\b(?:dependents|consumers|clients)\b|\bdependent\s+services\b"),
 
     (_I.CALLERS, 0.85, r"\bcallers?\b|\bcalled\s+by\b|\bincoming\s+calls\b"),
+    # blast radius: what fails with X is what depends on X, at any depth (``depth_hint``)
+    (_I.CALLERS, 0.9, _BLAST),
     (_I.CALLERS, 0.75, r"\b(?:services?|functions?|modules?|what|which|who)\s+(?!does\b|do\b|did\b)"
                        r"(?:\w+\s+)?(?:call|calls|calling|invoke[sd]?|invoking)\b"),
     (_I.OWNERSHIP, 0.9, r"\bwho\s+owns\b"),
@@ -143,6 +149,7 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.INTENT_MISMATCH, 0.4, r"\b(?:pr|pull\s+request)\s*#?\d+\b"),
 )
 _COMPILED = tuple((intent, w, re.compile(rx, re.I)) for intent, w, rx in _CUES)
+_BLAST_RE = re.compile(_BLAST, re.I)
 _DATE_CUE_WEIGHT = 0.45
 _ORDER = {intent: n for n, intent in enumerate(Intent)}
 
@@ -198,14 +205,15 @@ def _to_int(word: str) -> int:
 
 
 def depth_hint(question: str) -> int | None:
-    """Traversal depth asked for: "2 hops" -> 2, "transitively" -> 3, "directly" -> 1."""
+    """Traversal depth asked for: "2 hops" -> 2, "transitively" -> 3, "directly" -> 1; a
+    blast-radius question ("what breaks if X goes down") reaches as deep as "transitively"."""
     if m := _DEPTH_N.search(question):
         return max(1, min(MAX_DEPTH, _to_int(m.group(1))))
     if _DEPTH_DEEP.search(question):
         return MAX_DEPTH
     if _DEPTH_DIRECT.search(question):
         return 1
-    return None
+    return MAX_DEPTH if _BLAST_RE.search(question) else None
 
 
 _RISKS = re.compile(r"\brisk(?:s|y|iest)?\b|\bsingle\s+points?\s+of\s+failure\b|\bspofs?\b"

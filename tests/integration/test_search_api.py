@@ -122,6 +122,27 @@ def test_uc07_services_calling_auth_directly(api: httpx.Client) -> None:
         "service:api-gateway", "service:mobile-bff"}
 
 
+def test_blast_radius_lists_what_depends_on_the_service_at_any_depth(
+        api: httpx.Client, demo_repo: Path) -> None:
+    """"What breaks if payment goes down?" asks for what depends on payment, not for what
+    payment depends on (it was answered with payment's own dependencies). Gold, from the demo's
+    compose (substrate/demo/topology.py, EXPECTED.md): checkout and returns call payment;
+    api-gateway calls checkout; web-frontend and mobile-bff call api-gateway; nothing calls
+    returns."""
+    body = search(api, "What breaks if payment goes down?")
+    assert body["route"]["intent"] == "callers"
+    assert [e["ceid"] for e in body["entities"]][:1] == ["service:payment"]
+    assert {c["from"] for c in body["citations"]} == {
+        "service:checkout", "service:returns", "service:api-gateway", "service:web-frontend",
+        "service:mobile-bff"}
+    for c in body["citations"]:
+        assert_ref_exists(demo_repo, c["evidence_ref"])
+    answer = body["answer"]
+    assert answer.startswith("payment is called directly by: checkout")
+    assert "and indirectly by: api-gateway (through checkout)" in answer
+    assert "web-frontend (through api-gateway -> checkout)" in answer
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

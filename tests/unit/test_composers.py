@@ -101,3 +101,42 @@ def test_nl_cypher_with_no_rows_and_risks_without_factors() -> None:
 
     for mode in ("rank", "list", "count", None):
         clean(nl_compose({"columns": ["entity"], "rows": [], "mode": mode})[0])
+
+
+def _hop(frm: str, to: str, ref: str) -> dict[str, Any]:
+    return {"from": f"service:{frm}", "to": f"service:{to}", "type": "CALLS",
+            "evidence_ref": ref, "address": f"{to}:80"}
+
+
+def _svc(n: str) -> dict[str, Any]:
+    return {"ceid": f"service:{n}", "name": n, "label": "Service"}
+
+
+def test_callers_past_one_hop_are_named_indirect_with_the_services_between() -> None:
+    """A blast-radius answer (callers at depth 3): the direct callers, then the others with
+    the services they reach the subject through, in the direction of the calls."""
+    pay = _svc("paymentservice")
+    h1 = _hop("checkoutservice", "paymentservice", "k8s/checkout.yaml#L60@abc")
+    h2 = _hop("frontend", "checkoutservice", "k8s/frontend.yaml#L78@abc")
+    h3 = _hop("loadgenerator", "frontend", "k8s/loadgen.yaml#L66@abc")
+    facts = [{"subject": pay, "target": _svc("checkoutservice"), "depth": 1, "hops": [h1]},
+             {"subject": pay, "target": _svc("frontend"), "depth": 2, "hops": [h1, h2]},
+             {"subject": pay, "target": _svc("loadgenerator"), "depth": 3, "hops": [h1, h2, h3]}]
+    text = c.dependencies(facts, c.Citations(), True)
+    clean(text)
+    assert text.startswith("paymentservice is called directly by: checkoutservice "
+                           "(CALLS at paymentservice:80)")
+    assert "; and indirectly by: frontend (through checkoutservice)" in text
+    assert "loadgenerator (through frontend -> checkoutservice)" in text
+
+
+def test_dependencies_past_one_hop_name_the_chain_from_the_subject() -> None:
+    ui = _svc("ui")
+    h1 = _hop("ui", "cart", "compose.yml#L10@abc")
+    h2 = _hop("cart", "redis", "compose.yml#L20@abc")
+    facts = [{"subject": ui, "target": _svc("cart"), "depth": 1, "hops": [h1]},
+             {"subject": ui, "target": _svc("redis"), "depth": 2, "hops": [h1, h2]}]
+    text = c.dependencies(facts, c.Citations(), False)
+    clean(text)
+    assert text.startswith("ui depends on: cart (CALLS at cart:80)")
+    assert text.endswith("; and indirectly on: redis (through cart)[1][2].")

@@ -81,3 +81,21 @@ def _names() -> list[tuple[str, dict[str, Any]]]:
 )
 def test_lower_case_partial_and_alias_names(question: str, linked: list[str]) -> None:
     assert [e["ceid"] for e in match_names(question, _names())] == linked
+
+
+def test_a_unique_prefix_of_infrastructure_links_when_no_service_begins_so() -> None:
+    """"Which services use redis?" (Online Boutique: the store is redis-cart): a prefix of
+    one infrastructure name links it when it begins no service's name; a service still wins,
+    and a prefix of two infrastructure names links neither."""
+    names = _names() + [(k, e) for e in (
+        {"ceid": "infra:redis-cart", "name": "redis-cart", "label": "Infrastructure"},
+        {"ceid": "infra:frontend-lb", "name": "frontend-lb", "label": "Infrastructure"},
+        {"ceid": "infra:postgres-a", "name": "postgres-a", "label": "Infrastructure"},
+        {"ceid": "infra:postgres-b", "name": "postgres-b", "label": "Infrastructure"},
+    ) for k in name_keys(e, [])]
+    assert [e["ceid"] for e in match_names("Which services use redis?", names)] \
+        == ["infra:redis-cart"]
+    assert [e["ceid"] for e in match_names("what uses red", names)] == []  # 4 letters at least
+    # frontend (a service) and frontend-lb both begin so: the service
+    assert [e["ceid"] for e in match_names("what uses fronte", names)] == ["service:frontend"]
+    assert match_names("which services use postgres", names) == []

@@ -164,3 +164,26 @@ def test_a_risk_question_runs_the_stored_ranking_alone(question: str, risk_plan:
         assert plan == RISK_PLAN == ("risks",)
     else:
         assert "risks" not in plan and {"raptor", "global_graphrag"} <= set(plan)
+
+
+@pytest.mark.parametrize("question", [
+    "What breaks if payment goes down?",
+    "What is the blast radius of payment?",
+    "If paymentservice is down, what else fails?",
+    "What is impacted if paymentservice goes down?",
+    "What would break if we removed the ledger service?",
+    "If the payments db is unavailable, which services break?",
+])
+def test_blast_radius_asks_for_what_depends_on_the_service_transitively(question: str) -> None:
+    """What fails with X is what depends on X (its callers), at any depth; it was read as X's
+    own dependencies (or, with "impacted", as an epic's impact)."""
+    route = classify(question, NOW)
+    assert route.intent is Intent.CALLERS, route.scores
+    assert route.depth == 3
+
+
+def test_blast_radius_keeps_an_explicit_depth() -> None:
+    assert classify("What breaks directly if cart goes down?", NOW).depth == 1
+    assert classify("What breaks within 2 hops if cart goes down?", NOW).depth == 2
+    assert classify("Which services call cart?", NOW).depth is None
+    assert classify("What changed before the checkout outage?", NOW).intent is Intent.TEMPORAL

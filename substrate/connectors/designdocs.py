@@ -5,19 +5,27 @@
   (ceid ``doc:<slug of the path>``; props ``name`` (first heading or file name), ``path``,
   ``text``) with ``MENTIONS`` to the services they name. Chunking happens elsewhere.
 * The first paragraph of a service folder's ``README.md`` (``services/<name>``, or the folder
-  :mod:`layout` links; not under ``docs/``) becomes the service's ``description``.
+  :mod:`layout` links; not under ``docs/``) becomes the service's ``description``, and a
+  ``Language: ...`` line its ``language``, each with its line in ``attribute_refs``.
 """
 
 from __future__ import annotations
 
 import posixpath
+from functools import partial
 
 from substrate.connectors.adr import is_adr_path
 from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.layout import is_readme_path
-from substrate.connectors.markdown import first_paragraph, parse_markdown, title
+from substrate.connectors.markdown import (
+    first_paragraph,
+    first_paragraph_lines,
+    parse_markdown,
+    title,
+)
 from substrate.connectors.mentions import find_mentions, mention_edges
+from substrate.connectors.readme_tables import describe_language, state_description
 from substrate.graph.records import GraphBatch, NodeRecord, ceid
 
 DESIGN_DIRS = (
@@ -65,7 +73,8 @@ def describe_services(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str])
             continue
         entity: Entity = index.get(cid)
         doc = parse_markdown(snap.read(path))
-        description = first_paragraph(doc.body)
+        description, lines = first_paragraph(doc.body), first_paragraph_lines(doc.body)
         if description:
-            entity.props["description"] = description
+            state_description(entity, description, snap.ref(path, lines[0][0]))
             entity.props["readme"] = path
+        describe_language(entity, doc.body, partial(snap.ref, path))

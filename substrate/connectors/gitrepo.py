@@ -42,6 +42,7 @@ from substrate.connectors.manifests import manifest_batch
 from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
 from substrate.connectors.ownership_paths import module_batch
 from substrate.connectors.postmortem import postmortem_batch
+from substrate.connectors.readme_tables import describe_from_tables
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
 SERVICE_ROOTS = ("services", "apps")
@@ -260,6 +261,7 @@ def batch_at(
     dirs.update({c: f for c, f in folders.items() if c not in dirs})
     dirs.update(link_sources(snap, index, dirs))
     describe_services(snap, index, dirs)
+    describe_from_tables(snap, index, dirs)
     modules, module_paths = module_batch(snap, dirs, ceid("repo", repo_name(snap.repo)))
     batch.extend(modules)
     batch.extend(ownership(snap, index, dirs, module_paths))

@@ -119,21 +119,22 @@ def field_value(lines: list[Line], names: tuple[str, ...]) -> tuple[str, int] | 
     return None
 
 
+def first_paragraph_lines(lines: list[Line]) -> list[Line]:
+    """The first run of non-blank, non-heading lines (outside the fences' own lines)."""
+    found: list[Line] = []
+    for no, text in lines:
+        stripped = text.strip()
+        if not stripped or _HEADING.match(stripped) or _FENCE.match(stripped):
+            if found:
+                break
+            continue
+        found.append((no, stripped))
+    return found
+
+
 def first_paragraph(lines: list[Line], limit: int = 600) -> str:
     """First run of non-blank, non-heading lines, whitespace collapsed, cut at ``limit``."""
-    words: list[str] = []
-    for _, text in lines:
-        stripped = text.strip()
-        if not stripped:
-            if words:
-                break
-            continue
-        if _HEADING.match(stripped) or _FENCE.match(stripped):
-            if words:
-                break
-            continue
-        words.append(stripped)
-    joined = " ".join(" ".join(words).split())
+    joined = " ".join(" ".join(t for _, t in first_paragraph_lines(lines)).split())
     return joined if len(joined) <= limit else joined[: limit - 1].rstrip() + "…"
 
 

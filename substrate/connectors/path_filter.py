@@ -37,6 +37,7 @@ from substrate.connectors.mounts import may_be_mounted
 from substrate.connectors.owners_files import is_owners_path
 from substrate.connectors.ownership_paths import is_package_marker
 from substrate.connectors.postmortem import is_postmortem_path
+from substrate.connectors.readme_tables import TABLE_FILES, is_table_path
 
 _RECORD = "\x1e"
 
@@ -79,6 +80,7 @@ READERS: tuple[Reader, ...] = (
            presence_only=True),
     Reader("python packages", is_package_marker, "**/__init__.py"),
     Reader("readme", is_readme_path, "<folder>/**/README.md"),
+    Reader("readme tables", is_table_path, ", ".join(TABLE_FILES)),
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
     Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),
     Reader("designdocs", is_design_path, "docs/design/**, docs/rfcs/**, design/**, ..."),

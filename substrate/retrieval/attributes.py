@@ -1,9 +1,10 @@
 """Attribute questions answered from what the connectors recorded, with no model.
 
 "What is the address of X?", "what Redis URL does X use?", "on which port does X listen?",
-"which image does X run?": the candidates are the addresses, hosts and ports on X's
-dependency edges in both directions (outgoing: what X uses; incoming: how others reach X)
-and X's own image, ports and environment (``attribute_refs`` give each one's line). Each
+"which image does X run?", "what does X do?", "what language is X written in?": the
+candidates are the addresses, hosts and ports on X's dependency edges in both directions
+(outgoing: what X uses; incoming: how others reach X) and X's own image, ports, environment,
+description and language (``attribute_refs`` give each one's line). Each
 candidate is scored against the question (pure functions, no database):
 
 * the kind of value asked (address/URL/endpoint, port, image, a name) must match (+3);
@@ -29,6 +30,10 @@ _WANT = {
     "address": re.compile(r"\baddress(?:es)?\b|\burls?\b|\buris?\b|\bendpoints?\b|\bdsn\b"
                           r"|\bconnection\s+strings?\b|\bjdbc\b|\bhost\s?names?\b", re.I),
     "name": re.compile(r"\b(?:database|db|schema|bucket|queue|topic)\s+names?\b", re.I),
+    # what the service is, as its README says: "what does X do?"
+    "description": re.compile(r"\bwhat\s+(?:does|do)\s+.+?\s+do\b", re.I),
+    "language": re.compile(r"\b(?:programming\s+)?languages?\b|\b(?:written|implemented"
+                           r"|coded)\s+in\b", re.I),
 }
 _HOST_SIDE = re.compile(r"\bpublish\w*|\bhost\s+port|\bexpos\w+|\bon\s+the\s+host\b", re.I)
 _KINDS = {"database": ("database", "datastore", "db", "sql", "postgres", "postgresql", "mysql",
@@ -114,6 +119,10 @@ def _node_candidates(entity: dict[str, Any], props: dict[str, Any]) -> list[dict
     for port in props.get("ports") or []:
         out.append({"attr": "port", "value": str(port), "refs": [lines.get(("port", port), "")],
                     "own": True})
+    for attr in ("description", "language"):  # from the README (readme_tables)
+        if props.get(attr):
+            value = str(props[attr])
+            out.append({"attr": attr, "value": value, "refs": [lines.get((attr, value), "")]})
     for pair in props.get("env") or []:
         key, _, value = str(pair).partition("=")
         if _NAME_KEYS.search(key) and value and "***" not in value:

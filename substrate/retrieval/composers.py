@@ -313,6 +313,10 @@ def _stated(c: dict[str, Any], subject: str, cites: Citations) -> str:
         var = (edge.get("props") or {}).get("var")
         how = f"{user} -{hop.get('type', 'CALLS')}-> {used}" + (f", {var}" if var else "")
         return f"{c['attr']} {c['value']} ({how}){refs}"
+    if c["attr"] == "description":  # the README's own words
+        return f"{str(c['value']).rstrip('.')}{refs}"
+    if c["attr"] == "language":
+        return f"written in {c['value']}{refs}"
     what = {"port": "published/listening port", "image": "image",
             "name": f"name ({c.get('var')})"}.get(c["attr"], c["attr"])
     return f"{what} {c['value']} of {name(c.get('node'))}{refs}"
@@ -340,7 +344,7 @@ def attributes(facts: list[dict[str, Any]], cites: Citations) -> str:
     if not stated:
         return (f"No address, port or image answering this is recorded for {subject} "
                 "(checked its CALLS and DEPENDS_ON edges in both directions and its own "
-                "image, ports and environment).")
+                "image, ports, environment, description and language).")
     first, rest = stated[0], stated[1:]
     text = f"{subject}: {_stated(first, subject, cites)}."
     if rest:

@@ -11,7 +11,7 @@ from substrate.retrieval.confidence import Support, confidence_block, evidence_d
 from substrate.retrieval.context import SearchContext, StrategyResult
 
 GRAPH_STRATEGIES = ("dependencies", "callers", "owns_traversal", "memory", "local_graphrag",
-                    "epic_impact", "temporal", "risks", "intent", "nl_cypher")
+                    "attributes", "epic_impact", "temporal", "risks", "intent", "nl_cypher")
 
 
 def _hops(results: dict[str, StrategyResult]) -> list[Hop]:

@@ -123,6 +123,11 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.ATTRIBUTES, 0.85, r"\b(?:address(?:es)?|host\s?names?|hosts?|ports?|urls?|endpoints?"
                           r"|connection\s+strings?|uris?|dsn)\b"),
     (_I.ATTRIBUTES, 0.6, r"\bwhat\s+version\b|\bwhich\s+version\b|\bimage\s+tag\b"),
+    # what a service is and is written in, as its README says (attributes.py)
+    (_I.ATTRIBUTES, 0.8, r"^\W*what\s+(?:does|do)\s+(?:the\s+)?[\w.-]+(?:\s+(?:service|svc|api"
+                         r"|server|app))?\s+do\b"),
+    (_I.ATTRIBUTES, 0.85, r"\b(?:what|which)\s+(?:programming\s+)?languages?\b"
+                          r"|\b(?:written|implemented|coded)\s+in\b"),
     (_I.ATTRIBUTES, 0.85, r"\b(?:which|what)\s+(?:container\s+)?image\b"
                           r"|\b(?:database|db|schema|bucket|queue|topic)\s+name\b"),
     # a question opening with "when did/was" asks for a time, whatever else it names

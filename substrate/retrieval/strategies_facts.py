@@ -199,6 +199,12 @@ async def attributes(ctx: SearchContext) -> StrategyResult:
                                1.0 / (1 + rank)))
         if c.get("edge") is not None:
             result.hops.append({**c["edge"]["hop"], "hop": 1})
+            continue
+        for ref in dict.fromkeys(r for r in c.get("refs") or [] if "#L" in r):
+            # the entity's own attribute (its image, port, description...): where it is stated
+            result.hops.append({"type": "DEFINED", "from": end["ceid"], "to": end["ceid"],
+                                "evidence_ref": ref, "source": "git", "confidence": 1.0,
+                                "hop": 1})
     result.facts.append({"subject": subject, "stated": stated,
                          "attributes": [attribute_values(r["props"]) for r in rows[:20]]})
     return result

@@ -85,6 +85,29 @@ def test_nothing_recorded_is_said_plainly() -> None:
     assert text.startswith("No address, port or image answering this is recorded for ledger-db")
 
 
+def test_what_a_service_does_and_its_language_come_from_the_readme() -> None:
+    """"What does X do?" and "what language is X written in?" are answered from the
+    description and language a README gives (readme_tables), cited at their line."""
+    assert wanted("What does recommendationservice do?") == {"description"}
+    assert wanted("What language is cartservice written in?") == {"language"}
+    assert wanted("Which programming language does checkout use?") == {"language"}
+    props = {"description": "Recommends other products.", "language": "Python",
+             "image": "example/reco:1", "attribute_refs": [
+                 "description|Recommends other products.|README.md#L155@abc1234",
+                 "language|Python|README.md#L155@abc1234"]}
+    reco = {"ceid": "service:reco", "name": "reco", "label": "Service", "mention": "reco"}
+    found = rank("What does reco do?", [reco], [], {reco["ceid"]: props})
+    assert [(f["attr"], f["value"]) for f in found] == [
+        ("description", "Recommends other products.")]
+    cites = c.Citations()
+    text = c.attributes([{"subject": reco, "stated": found}], cites)
+    assert text == "reco: Recommends other products[1]."
+    assert cites.items[0]["evidence_ref"] == "README.md#L155@abc1234"
+    lang = rank("What language is reco written in?", [reco], [], {reco["ceid"]: props})
+    assert c.attributes([{"subject": reco, "stated": lang}], c.Citations()) \
+        == "reco: written in Python[1]."
+
+
 ADR = """# 21. Use Django Admin
 
 ## Status

@@ -187,3 +187,15 @@ def test_blast_radius_keeps_an_explicit_depth() -> None:
     assert classify("What breaks within 2 hops if cart goes down?", NOW).depth == 2
     assert classify("Which services call cart?", NOW).depth is None
     assert classify("What changed before the checkout outage?", NOW).intent is Intent.TEMPORAL
+
+
+@pytest.mark.parametrize(("question", "intent"), [
+    ("What does recommendationservice do?", Intent.ATTRIBUTES),
+    ("What does the ledger service do?", Intent.ATTRIBUTES),
+    ("What language is the cartservice written in?", Intent.ATTRIBUTES),
+    ("Which programming language does checkout use?", Intent.ATTRIBUTES),
+    ("What does checkout depend on?", Intent.DEPENDENCY),  # still its dependencies
+    ("What does the payments team do?", Intent.FREE_TEXT),  # a team: no README answer
+])
+def test_what_a_service_does_is_an_attribute_question(question: str, intent: Intent) -> None:
+    assert classify(question, NOW).intent is intent

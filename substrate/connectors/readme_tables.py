@@ -1,0 +1,154 @@
+"""What a repository's README says each service is: the service table of a microservice
+repository ("| Service | Language | Description |", each row linking the service's folder),
+and the ``Language:`` line of a service folder's own README.
+
+* Tables are read from the top-level ``README.md`` and ``docs/README.md``
+  (:data:`TABLE_FILES`) with markdown-it-py (GitHub's table syntax). A table counts when one
+  header cell names the entries (``Service``, ``Microservice``, ``Component``, ``Name``,
+  ...) and another gives a ``Description`` (``Purpose``, ``Summary``, ...) or a
+  ``Language``.
+* A row names its service by the link in its name cell (``[ledger-writer](/src/ledger/
+  ledgerwriter)``: the service whose source folder that is), else by its text, resolved like a
+  manifest name (exactly or after normalising: ``balance-reader`` -> balancereader), never
+  fuzzily.
+* The row sets the service's ``description`` (unless its folder's README gave one: that text
+  is the service's own) and ``language``, each with its line in ``attribute_refs``
+  (``description|<text>|README.md#L31@<commit>``), which is what an answer cites.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
+from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.markdown import field_value, inline_text
+
+TABLE_FILES = ("README.md", "docs/README.md")
+_NAME = re.compile(r"^(?:micro-?)?services?$|^names?$|^components?$|^applications?$|^apps?$"
+                   r"|^modules?$|^projects?$|^workloads?$", re.I)
+_DESCRIPTION = re.compile(r"^(?:description|purpose|summary|role|responsibilit(?:y|ies)"
+                          r"|what\s+it\s+does|about|details)$", re.I)
+_LANGUAGE = re.compile(r"^(?:languages?|lang|programming\s+languages?|written\s+in)$", re.I)
+_MARKDOWN = MarkdownIt("commonmark").enable("table")
+LANGUAGE_FIELDS = ("language", "languages", "programming language", "written in")
+
+
+@dataclass(frozen=True)
+class ServiceRow:
+    line: int  # 1-based
+    name: str  # the name cell as it reads
+    href: str  # the name cell's link target ("" when none)
+    description: str
+    language: str
+
+
+def is_table_path(path: str) -> bool:
+    return path in TABLE_FILES
+
+
+def service_rows(text: str) -> list[ServiceRow]:
+    """The rows of every service table in ``text`` (see the module docstring)."""
+    rows: list[ServiceRow] = []
+    header: list[str] | None = None
+    cells: list[tuple[str, str]] = []
+    line = 0
+    for token in _MARKDOWN.parse(text):
+        if token.type == "thead_open":
+            header = []
+        elif token.type == "tr_open":
+            cells, line = [], (token.map[0] + 1 if token.map else 0)
+        elif token.type == "inline" and header is not None:
+            cells.append((inline_text(token.content), _first_href(token)))
+        elif token.type == "tr_close" and header is not None:
+            if not header:
+                header = [c for c, _ in cells]
+            else:
+                row = _row(header, cells, line)
+                if row is not None:
+                    rows.append(row)
+        elif token.type == "table_close":
+            header = None
+    return rows
+
+
+def _first_href(token: Token) -> str:
+    for child in token.children or []:
+        if child.type == "link_open":
+            return str(child.attrGet("href") or "")
+    return ""
+
+
+def _row(header: list[str], cells: list[tuple[str, str]], line: int) -> ServiceRow | None:
+    def column(rx: re.Pattern[str]) -> int | None:
+        return next((i for i, h in enumerate(header) if rx.match(h.strip())), None)
+
+    name_at, said_at, lang_at = column(_NAME), column(_DESCRIPTION), column(_LANGUAGE)
+    if name_at is None or (said_at is None and lang_at is None) or name_at >= len(cells):
+        return None
+
+    def cell(i: int | None) -> str:
+        return cells[i][0] if i is not None and i < len(cells) else ""
+
+    name, href = cells[name_at]
+    if not name:
+        return None
+    return ServiceRow(line, name, href, cell(said_at), cell(lang_at))
+
+
+def describe_from_tables(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
+    """Set ``description`` and ``language`` of the services the README tables list."""
+    folders = {folder.strip("/"): cid for cid, folder in dirs.items()}
+    present = [p for p in TABLE_FILES if snap.exists(p)]
+    snap.preload(present)
+    for path in present:
+        for row in service_rows(snap.read(path)):
+            cid = _service_of(row, index, folders)
+            if cid is None:
+                continue
+            entity = index.get(cid)
+            ref = snap.ref(path, row.line)
+            if row.description and not entity.props.get("description"):
+                _state(entity, "description", row.description, ref)
+            if row.language and not entity.props.get("language"):
+                _state(entity, "language", row.language, ref)
+
+
+def describe_language(entity: Entity, body: list[tuple[int, str]],
+                      ref_of: Callable[[int], str]) -> None:
+    """``Language: Java`` in a service folder's README: the service's ``language``."""
+    found = field_value(body, LANGUAGE_FIELDS)
+    if found and found[0] and not entity.props.get("language"):
+        _state(entity, "language", inline_text(found[0]), ref_of(found[1]))
+
+
+def state_description(entity: Entity, text: str, ref: str) -> None:
+    _state(entity, "description", text, ref)
+
+
+def _state(entity: Entity, key: str, value: str, ref: str) -> None:
+    entity.props[key] = value
+    refs = [r for r in entity.props.get("attribute_refs") or []
+            if not str(r).startswith(f"{key}|")]
+    entity.props["attribute_refs"] = sorted({*refs, f"{key}|{value}|{ref}"})
+
+
+def _service_of(row: ServiceRow, index: NameIndex, folders: dict[str, str]) -> str | None:
+    href = row.href.split("#", 1)[0].split("?", 1)[0]
+    if href and "://" not in href:
+        folder = posixpath.normpath(href.lstrip("./").lstrip("/")).strip("/")
+        cid = folders.get(folder)
+        if cid is not None and cid in index:
+            return cid
+    for name in (row.name, row.name.strip("`")):
+        found = index.resolve(name, fuzzy=False)
+        if found.ceid is not None and found.confidence >= NORMALISED \
+                and index.get(found.ceid).label in ("Service", "Infrastructure"):
+            return found.ceid
+    return None

@@ -173,13 +173,20 @@ class NameIndex:
             return Resolution(None, AMBIGUOUS, AMBIGUOUS_METHOD, tuple(found))
         return NO_MATCH
 
-    def register(self, label: str, name: str, ref: str) -> Entity:
+    def register(self, label: str, name: str, ref: str,
+                 distinct: Iterable[str] = ()) -> Entity:
         """Attach a manifest name to the entity it resolves to, or create a new canonical one.
 
         A name that is ambiguous or only fuzzily similar to a known entity becomes a
         *pending* entity of its own, carrying the reason, so nothing is silently merged.
+        ``distinct``: the entities declared beside this one (the other keys of its Compose
+        project, the other workloads of its namespace): a name only fuzzily close to them is
+        another entity, not a doubtful alias (``webshoppingagg`` and ``webshoppingapigw``).
         """
         res = self.resolve(name, label, fuzzy=label == "Service")
+        if (res.ceid is None or res.confidence < NORMALISED) and res.candidates \
+                and set(res.candidates) <= set(distinct):
+            res = NO_MATCH
         if res.ceid is not None and res.confidence >= NORMALISED:
             self.alias(res.ceid, name, ref)
             entity = self.entities[res.ceid]

@@ -24,6 +24,7 @@ Every edge's evidence is ``path#L<line>@<commit>`` of the line that proves it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -142,6 +143,8 @@ class ManifestReader:
         self.snap, self.index = snap, index
         self.deployed: list[_Deployed] = []
         self.dns: dict[tuple[str, str], str] = {}  # (k8s service name, namespace) -> ceid
+        # the entities each Compose project (its folder) or namespace declares
+        self.declared: dict[tuple[str, str], set[str]] = {}
         self.batch = GraphBatch()
 
     def ref(self, fact: Fact) -> str:
@@ -155,9 +158,17 @@ class ManifestReader:
             self.edges_of(item)
         return self.batch
 
+    def declare(self, scope: tuple[str, str], label: str, name: str, ref: str) -> Entity:
+        """Register a name a manifest declares; the names declared beside it are distinct."""
+        declared = self.declared.setdefault(scope, set())
+        entity = self.index.register(label, name, ref, distinct=declared)
+        declared.add(entity.ceid)
+        return entity
+
     def add_compose(self, svc: ComposeService) -> None:
         image = svc.image.value if svc.image else None
-        entity = self.index.register(_label(image, svc.ports), svc.key, self.ref(svc.defined))
+        entity = self.declare(("compose", posixpath.dirname(svc.defined.path)),
+                              _label(image, svc.ports), svc.key, self.ref(svc.defined))
         for name, fact in sorted(svc.dns_names.items()):
             self.index.alias(entity.ceid, name, self.ref(fact))
         _add_props(entity, svc.image, svc.env, "compose", svc.ports, self.ref)
@@ -176,7 +187,8 @@ class ManifestReader:
             # database's client) is neither a datastore nor a service: Infrastructure(kind=job)
             batch = work.kind in RUN_TO_COMPLETION
             label = "Infrastructure" if batch else _label(image, work.ports)
-            entity = self.index.register(label, work.name.value, self.ref(work.name))
+            entity = self.declare(("k8s", work.ns or ""), label, work.name.value,
+                                  self.ref(work.name))
             if batch:
                 entity.props.setdefault("kind", "job")
             # the environment a ConfigMap gives it (envFrom, configMapKeyRef) is its own too:

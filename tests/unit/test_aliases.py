@@ -126,3 +126,29 @@ def test_ambiguous_and_fuzzy_items_go_to_pending(tmp_path: Path) -> None:
     assert ("CALLS", "service:checkout", "service:search-svc") in pending_edges
     assert ("MENTIONS", "doc:docs-design-overview-md", "service:payment") in pending_edges
     assert not any(e.dst == "service:search-svc" for e in batch.edges)
+
+
+def test_names_declared_side_by_side_are_distinct_not_doubtful_aliases(tmp_path: Path) -> None:
+    """eShopOnContainers: one Compose project declares ``webshoppingagg`` (an aggregator) and
+    ``webshoppingapigw`` (a gateway), close enough to be fuzzy matches of each other. Keys of
+    one project are distinct services by definition: neither is queued as a doubtful alias of
+    the other. A close name declared elsewhere (another folder's project) still is."""
+    index = NameIndex()
+    agg = index.register("Service", "webshoppingagg", "docker-compose.yml#L5@abc1234")
+    gw = index.register("Service", "webshoppingapigw", "docker-compose.yml#L9@abc1234",
+                        distinct={agg.ceid})
+    assert (gw.ceid, gw.pending_reason) == ("service:webshoppingapigw", "")
+    other = index.register("Service", "webshopingagg", "deploy/compose.yml#L3@abc1234")
+    assert "fuzzy" in other.pending_reason
+
+    repo = init_repo(tmp_path / "repo")
+    compose = "services:\n" + "".join(
+        f"  {name}:\n    image: eshop/{name}:1\n"
+        for name in ("webshoppingagg", "webshoppingapigw", "mobileshoppingagg",
+                     "mobileshoppingapigw"))
+    commit_tree(repo, {"src/docker-compose.yml": compose}, "init", "2026-08-03T09:00:00Z")
+    batch = batch_at(repo)
+    assert not batch.pending
+    assert {n.ceid for n in batch.nodes if n.label == "Service"} == {
+        "service:webshoppingagg", "service:webshoppingapigw", "service:mobileshoppingagg",
+        "service:mobileshoppingapigw"}

@@ -4,7 +4,9 @@
 ``DATABASE_URL=postgres://u:p@orders-db:5432/orders`` → ``orders-db``;
 ``KAFKA_BROKERS=kafka:9092,kafka-2:9092`` → ``kafka``, ``kafka-2``;
 ``DB_HOST=orders-db`` → ``orders-db`` (a bare host only counts when the variable name says it
-is an address: ``*_HOST``, ``*_ADDR``, ``*_BROKERS``, ``*_URL``, ...).
+is an address: ``*_HOST``, ``*_ADDR``, ``*_BROKERS``, ``*_URL``, ...);
+``ConnectionStrings__CatalogDb=Server=sqldata;Database=CatalogDb;User Id=sa;Password=...`` →
+``sqldata`` (a key=value connection string: ADO.NET, ODBC, Npgsql; its password masked).
 Kubernetes DNS names ``svc.ns.svc.cluster.local`` / ``svc.ns.svc`` become ``(svc, ns)``.
 Each reference keeps the ``address`` as written (``ledgerwriter:8080``, the whole URL) and the
 ``port`` when one is written.
@@ -22,7 +24,14 @@ _ADDRESS_VAR = re.compile(
 )
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$")
 _K8S_SUFFIXES = (".svc.cluster.local", ".svc")
+_LOCAL = frozenset({"localhost", "(local)", "."})
 URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
+# a password in a key=value connection string (ADO.NET, ODBC, Npgsql, libpq, JDBC parameters)
+KV_PASSWORD = re.compile(r"((?:^|[;?&\s])(?:password|pwd|passwd)\s*=\s*)[^;&\s]+", re.I)
+# ADO.NET / ODBC / Npgsql: "Server=sqldata;Database=x;User Id=sa;Password=..."
+_KV_HOST = re.compile(r"(?:^|;)\s*(?:server|data\s+source|host|address|addr"
+                      r"|network\s+address)\s*=\s*([^;]+)", re.I)
+_KV_PORT = re.compile(r"(?:^|;)\s*port\s*=\s*(\d+)", re.I)
 
 
 @dataclass(frozen=True)
@@ -69,9 +78,36 @@ def _k8s(host: str, address: str, port: int | None) -> HostRef:
     return HostRef(host, None, address, port)
 
 
+def mask_passwords(value: str) -> str:
+    """``value`` with the password of a URL or of a key=value connection string masked."""
+    return KV_PASSWORD.sub(r"\1***", URL_PASSWORD.sub(r"\1***@", value))
+
+
+def _connection_string(value: str) -> list[HostRef]:
+    """The hosts of a key=value connection string (``Server=tcp:db,1433``, ``Host=a,b``)."""
+    found = _KV_HOST.search(value)
+    if found is None:
+        return []
+    written = found.group(1).strip()
+    written = re.sub(r"^(?:tcp|np|lpc):", "", written, flags=re.I)
+    port_kv = _KV_PORT.search(value)
+    head, _, tail = written.partition(",")
+    items = [(head, _port(tail.strip()))] if _port(tail.strip()) else \
+        [(h.strip(), None) for h in written.split(",")]
+    out: list[HostRef] = []
+    for item, port in items:
+        host, inline = _split_host(item.split("\\", 1)[0])  # "host\\INSTANCE" (SQL Server)
+        port = port or inline or (_port(port_kv.group(1)) if port_kv else None)
+        if host and not host.replace(".", "").isdigit() and host.lower() not in _LOCAL:
+            out.append(_k8s(host.lower(), mask_passwords(value), port))
+    return out
+
+
 def hosts_in(var: str, value: str) -> list[HostRef]:
     """Host references in one environment variable (``[]`` when it names none)."""
     value = value.strip()
+    if value and "://" not in value and ";" in value and "=" in value:
+        return _connection_string(value)
     if not value or (" " in value and "://" not in value):
         return []
     is_address = bool(_ADDRESS_VAR.search(var.upper()))
@@ -80,8 +116,8 @@ def hosts_in(var: str, value: str) -> list[HostRef]:
         if not item or ("://" not in item and not is_address):
             continue
         host, port = _split_host(item)
-        if host and not host.replace(".", "").isdigit() and host != "localhost":
-            ref = _k8s(host.lower(), URL_PASSWORD.sub(r"\1***@", item), port)
+        if host and not host.replace(".", "").isdigit() and host.lower() not in _LOCAL:
+            ref = _k8s(host.lower(), mask_passwords(item), port)
             if ref not in out:
                 out.append(ref)
     return out

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
 from substrate.connectors.compose import ComposeService, read_compose
-from substrate.connectors.endpoints import URL_PASSWORD, HostRef, hosts_in
+from substrate.connectors.endpoints import HostRef, hosts_in, mask_passwords
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.k8s import ConfigValue, K8sManifests, Workload, read_k8s
 from substrate.connectors.mounts import Mounted
@@ -81,11 +81,11 @@ def port_kind(ports: list[str]) -> str | None:
 
 
 def redact(var: str, value: str) -> str:
-    """``VAR=value`` with secrets masked (secret-named variables, passwords inside URLs)."""
+    """``VAR=value`` with secrets masked (secret-named variables, passwords inside URLs and
+    connection strings)."""
     if _SECRET.search(var):
         return f"{var}=***"
-    masked = URL_PASSWORD.sub(r"\1***@", value)
-    return f"{var}={masked}"
+    return f"{var}={mask_passwords(value)}"
 
 
 def _kind(image: str | None, ports: list[Fact]) -> str | None:

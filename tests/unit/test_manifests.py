@@ -55,6 +55,14 @@ def test_env_file_lines_quotes_and_comments() -> None:
         ("DB_HOST", "localhost", []),
         ("DB_HOST", "10.0.0.3", []),
         ("GREETING", "hello world", []),
+        # key=value connection strings (ADO.NET, Npgsql): eShopOnContainers' SQL Server
+        ("ConnectionStrings__CatalogDb",
+         "Server=sqldata;Database=CatalogDb;User Id=sa;Password=Pass@word", [HostRef("sqldata")]),
+        ("DB", "Server=tcp:sql.example.net,1433;Initial Catalog=x;Pwd=p",
+         [HostRef("sql.example.net")]),
+        ("PG", "Host=pg1,pg2;Port=5432;Database=app", [HostRef("pg1"), HostRef("pg2")]),
+        ("DB", "Data Source=(local);Initial Catalog=x", []),
+        ("FLAGS", "a=1;b=2", []),
     ],
 )
 def test_hosts_in_env_values(var: str, value: str, hosts: list[HostRef]) -> None:
@@ -79,6 +87,20 @@ def test_infra_kind(image: str, kind: str | None) -> None:
 def test_redaction() -> None:
     assert redact("DB_PASSWORD", "x") == "DB_PASSWORD=***"
     assert redact("DSN", "postgres://u:secret@db:5432/x") == "DSN=postgres://u:***@db:5432/x"
+
+
+def test_a_connection_string_password_is_masked_in_the_graph_and_on_the_edge() -> None:
+    """``Password=`` inside a connection string was stored as written in the entity's
+    ``env`` (eShopOnContainers: ``...;User Id=sa;Password=Pass@word;...``)."""
+    value = "Server=sqldata;Database=CatalogDb;User Id=sa;Password=Pass@word;Encrypt=False"
+    assert redact("ConnectionStrings__CatalogDb", value) == (
+        "ConnectionStrings__CatalogDb=Server=sqldata;Database=CatalogDb;User Id=sa;"
+        "Password=***;Encrypt=False")
+    (ref,) = hosts_in("ConnectionStrings__CatalogDb", value)
+    assert "Pass@word" not in ref.address and ref.address.endswith("Password=***;Encrypt=False")
+    assert redact("DSN", "postgres://db/x?user=u&password=s3cret") == \
+        "DSN=postgres://db/x?user=u&password=***"
+    assert redact("DSN", "host=db dbname=x password=s3cret") == "DSN=host=db dbname=x password=***"
 
 
 def test_compose_file_order() -> None:

@@ -38,7 +38,7 @@ from substrate.connectors.codeowners import codeowners_batch
 from substrate.connectors.designdocs import describe_services, design_batch
 from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
 from substrate.connectors.layout import deploying_file, link_sources
-from substrate.connectors.manifests import manifest_batch
+from substrate.connectors.manifests import app_config_batch, manifest_batch
 from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
 from substrate.connectors.ownership_paths import module_batch
 from substrate.connectors.postmortem import postmortem_batch
@@ -262,6 +262,7 @@ def batch_at(
     dirs.update(link_sources(snap, index, dirs))
     describe_services(snap, index, dirs)
     describe_from_tables(snap, index, dirs)
+    batch.extend(app_config_batch(snap, index, dirs))
     modules, module_paths = module_batch(snap, dirs, ceid("repo", repo_name(snap.repo)))
     batch.extend(modules)
     batch.extend(ownership(snap, index, dirs, module_paths))

@@ -28,6 +28,7 @@ the file that deploys it.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 
 from substrate.connectors.aliases import Entity, NameIndex, normalise
@@ -82,6 +83,8 @@ class ModuleFolders:
             if _is_build_file(posixpath.basename(path)) and posixpath.dirname(path):
                 folder = posixpath.dirname(path)
                 self.names[folder] = {normalise(posixpath.basename(folder))}
+        for folder, rest in _without_shared_prefix(self.names).items():
+            self.names[folder].add(normalise(rest))
         self.charts: dict[str, list[str]] = {}
         charts = [p for p in files if posixpath.basename(p) == "Chart.yaml"]
         snap.preload(charts)
@@ -98,6 +101,33 @@ class ModuleFolders:
     def matching(self, names: Iterable[str]) -> list[str]:
         keys = {normalise(n) for n in names} - {""}
         return sorted(f for f, own in self.names.items() if own & keys)
+
+
+_TOKEN = re.compile(r"[-_.]")
+
+
+def _without_shared_prefix(folders: Iterable[str]) -> dict[str, str]:
+    """``folder -> its name without the project prefix`` for module folders of one parent
+    whose names begin with the same words (Maven's ``spring-petclinic-customers-service``,
+    ``spring-petclinic-api-gateway``, ...; a ``docker`` folder beside them aside): the service
+    is ``customers-service``. Three such folders at least, so that two names sharing a word by
+    chance are not cut."""
+    by_first: dict[tuple[str, str], list[str]] = {}  # (parent, first word) -> folders
+    for folder in folders:
+        first = _TOKEN.split(posixpath.basename(folder))[0].lower()
+        by_first.setdefault((posixpath.dirname(folder), first), []).append(folder)
+    out: dict[str, str] = {}
+    for group in by_first.values():
+        if len(group) < 3:
+            continue
+        words = [_TOKEN.split(posixpath.basename(f)) for f in group]
+        shared = 0
+        while all(len(w) > shared + 1 for w in words) \
+                and len({w[shared].lower() for w in words}) == 1:
+            shared += 1
+        if shared:
+            out.update({f: "-".join(w[shared:]) for f, w in zip(group, words, strict=True)})
+    return out
 
 
 def _rank(folder: str, manifests: list[str]) -> tuple[int, int, str]:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
+from substrate.connectors.app_config import app_config_values
 from substrate.connectors.compose import ComposeService, read_compose
 from substrate.connectors.endpoints import HostRef, hosts_in, mask_passwords
 from substrate.connectors.gitsource import GitSnapshot
@@ -260,6 +261,20 @@ class ManifestReader:
     ) -> None:
         edge = EdgeRecord(kind, src, dst, self.ref(fact), conf, source="git", props=props)
         self.batch.edges.append(edge)
+
+
+def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> GraphBatch:
+    """The edges the application configuration in each service's source folder names
+    (:mod:`substrate.connectors.app_config`: Spring Boot's ``application.yml``)."""
+    reader = ManifestReader(snap, index)
+    for cid, folder in sorted(dirs.items()):
+        if cid not in index or index.get(cid).label != "Service":
+            continue
+        item = _Deployed(index.get(cid), {}, None, {})
+        for key, fact in app_config_values(snap, folder):
+            reader.env_edges(item, key, fact, {"via": "app_config", "var": key,
+                                               "config_file": fact.path})
+    return reader.batch
 
 
 def manifest_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from substrate.connectors.adr import is_adr_path
+from substrate.connectors.app_config import is_app_config_path
 from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.codeowners import LOCATIONS
 from substrate.connectors.compose import _EXTRA, BASES
@@ -81,6 +82,8 @@ READERS: tuple[Reader, ...] = (
     Reader("python packages", is_package_marker, "**/__init__.py"),
     Reader("readme", is_readme_path, "<folder>/**/README.md"),
     Reader("readme tables", is_table_path, ", ".join(TABLE_FILES)),
+    Reader("app config", is_app_config_path,
+           "**/src/main/resources/application*.y(a)ml|properties, bootstrap*"),
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
     Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),
     Reader("designdocs", is_design_path, "docs/design/**, docs/rfcs/**, design/**, ..."),

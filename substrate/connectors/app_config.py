@@ -1,0 +1,54 @@
+"""Addresses in a service's own application configuration: Spring Boot's
+``src/main/resources/application*.yml|yaml|properties`` (and ``bootstrap*``) in the service's
+source folder.
+
+A Spring service takes its peers from there rather than from its environment: a gateway's
+routes (``uri: lb://customers-service``, the load-balanced name of a registered service), the
+config server it imports (``import: configserver:http://config-server:8888``), its datasource
+(``url: jdbc:mysql://mysql:3306/petclinic``), the registry (``defaultZone:
+http://discovery-server:8761/eureka/``). Each value is read with its line
+(:func:`substrate.connectors.mounts.config_values`), Spring placeholders take their default
+(``${CONFIG_SERVER_URL:http://localhost:8888/}`` -> ``http://localhost:8888/``, which names no
+peer), and the manifest reader treats it like an environment variable (a URL, or a bare host
+under an address-like key, names a host): CALLS to a service, DEPENDS_ON to infrastructure,
+``via: app_config`` with the file on the edge.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.mounts import config_values
+from substrate.connectors.yamlnodes import Fact
+
+_APP_CONFIG = re.compile(r"(?:^|/)src/main/resources/(?:application|bootstrap)(?:-[\w.-]+)?"
+                         r"\.(?:ya?ml|properties)$")
+_PLACEHOLDER = re.compile(r"\$\{[^}:]+:([^}]*)\}|\$\{[^}]*\}")
+_IMPORT = re.compile(r"^(?:optional:)?configserver:", re.I)
+
+
+def is_app_config_path(path: str) -> bool:
+    return bool(_APP_CONFIG.search(path))
+
+
+def app_config_files(snap: GitSnapshot, folder: str) -> list[str]:
+    """The application configuration files of the service whose source is ``folder``."""
+    prefix = folder.rstrip("/") + "/"
+    return sorted(p for p in snap.files() if p.startswith(prefix) and is_app_config_path(p)
+                  and posixpath.relpath(p, folder).count("/") == 3)  # src/main/resources/x
+
+
+def app_config_values(snap: GitSnapshot, folder: str) -> list[tuple[str, Fact]]:
+    """``(key, value)`` of every value of those files, placeholders resolved to their
+    defaults and a ``configserver:`` import reduced to its URL."""
+    paths = app_config_files(snap, folder)
+    snap.preload(paths)
+    out: list[tuple[str, Fact]] = []
+    for path in paths:
+        for key, fact in config_values(snap.read(path), path):
+            value = _IMPORT.sub("", _PLACEHOLDER.sub(lambda m: m.group(1) or "", fact.value))
+            if value.strip():
+                out.append((key, Fact(value, fact.path, fact.line)))
+    return out

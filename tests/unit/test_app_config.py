@@ -1,0 +1,83 @@
+"""A Spring Boot service's own ``application.yml`` names its peers (spring-petclinic-
+microservices: the gateway's ``lb://`` routes, the config server it imports), and Maven module
+folders named ``<project>-<service>`` are the services' source folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from substrate.connectors.gitrepo import batch_at
+from substrate.connectors.layout import _without_shared_prefix
+from substrate.connectors.path_filter import is_read
+from substrate.demo.gitwriter import commit_tree, init_repo
+
+COMPOSE = """\
+services:
+  config-server:
+    image: springcommunity/spring-petclinic-config-server
+  api-gateway:
+    image: springcommunity/spring-petclinic-api-gateway
+    depends_on:
+      - config-server
+  customers-service:
+    image: springcommunity/spring-petclinic-customers-service
+  vets-service:
+    image: springcommunity/spring-petclinic-vets-service
+"""
+
+GATEWAY = """\
+spring:
+  application:
+    name: api-gateway
+  config:
+    import: optional:configserver:${CONFIG_SERVER_URL:http://localhost:8888/}
+  cloud:
+    gateway:
+      routes:
+        - id: vets-service
+          uri: lb://vets-service
+        - id: customers-service
+          uri: lb://customers-service
+---
+spring:
+  config:
+    activate:
+      on-profile: docker
+    import: configserver:http://config-server:8888
+"""
+
+POM = "<project><artifactId>{name}</artifactId></project>\n"
+
+
+def test_module_folders_answer_to_their_name_without_the_project_prefix() -> None:
+    folders = ["spring-petclinic-api-gateway", "spring-petclinic-customers-service",
+               "spring-petclinic-vets-service", "docker"]
+    assert _without_shared_prefix(folders) == {
+        "spring-petclinic-api-gateway": "api-gateway",
+        "spring-petclinic-customers-service": "customers-service",
+        "spring-petclinic-vets-service": "vets-service"}
+    # two names sharing a word are not a project prefix; nor one folder's whole name
+    assert _without_shared_prefix(["src/ledger-db", "src/ledger-writer"]) == {}
+    assert _without_shared_prefix(["a-b", "a-c", "a"]) == {}
+
+
+def test_routes_and_config_server_of_a_spring_service_are_its_dependencies(
+        tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    files = {"docker-compose.yml": COMPOSE, "docker/Dockerfile": "FROM eclipse-temurin\n"}
+    for name in ("config-server", "api-gateway", "customers-service", "vets-service"):
+        files[f"spring-petclinic-{name}/pom.xml"] = POM.format(name=name)
+    files["spring-petclinic-api-gateway/src/main/resources/application.yml"] = GATEWAY
+    sha = commit_tree(repo, files, "init", "2026-08-03T09:00:00Z")[:7]
+    batch = batch_at(repo)
+    paths = {n.ceid: n.props.get("path") for n in batch.nodes}
+    assert paths["service:api-gateway"] == "spring-petclinic-api-gateway/"
+    config = "spring-petclinic-api-gateway/src/main/resources/application.yml"
+    found = {(e.type, e.dst, e.evidence_ref) for e in batch.edges
+             if e.src == "service:api-gateway" and (e.props or {}).get("via") == "app_config"}
+    assert found == {
+        ("CALLS", "service:vets-service", f"{config}#L10@{sha}"),
+        ("CALLS", "service:customers-service", f"{config}#L12@{sha}"),
+        ("CALLS", "service:config-server", f"{config}#L18@{sha}"),
+    }  # the placeholder's default (localhost) names no peer
+    assert is_read(config) and not is_read("spring-petclinic-api-gateway/src/main/java/A.java")

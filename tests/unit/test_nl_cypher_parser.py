@@ -155,3 +155,17 @@ def test_an_entity_followed_by_its_label_is_that_entity(question: str) -> None:
 def test_a_label_after_an_entity_of_another_label_is_refused() -> None:
     with pytest.raises(Unparsed, match="'payments' is not a Service"):
         parse("Which teams own the payments service?", SCHEMA, NOW)
+
+
+def test_on_a_team_is_membership() -> None:
+    """"What team is rkumar on?", "which developers are on the payments team?": "on" is a
+    membership verb like "in" (it was outside the vocabulary); "depends on" stays one phrase."""
+    schema = Schema(TRIPLES, {**ENTITIES, **entity_phrases(
+        [{"ceid": "dev:rkumar", "label": "Developer", "name": "rkumar"}])})
+    for question, shape, ceid in (("what team is rkumar on?", "listing_objects", "dev:rkumar"),
+                                  ("which developers are on the payments team?", "listing",
+                                   "team:payments")):
+        plan = parse(question, schema, NOW)
+        text, params = to_cypher(CypherLibrary.load(), plan)
+        assert plan.shape == shape and ":MEMBER_OF" in text and params["p0"] == ceid
+    assert "DEPENDS_ON" in cypher("what does paymentservice depend on")[0]

@@ -143,6 +143,22 @@ def test_blast_radius_lists_what_depends_on_the_service_at_any_depth(
     assert "web-frontend (through api-gateway -> checkout)" in answer
 
 
+def test_what_a_service_does_and_its_language_come_from_its_readme(
+        api: httpx.Client, demo_repo: Path) -> None:
+    """Gold from the demo's service READMEs (substrate/demo/render.py writes each from
+    topology.py: the summary on line 3, ``- Language: ...`` on line 5)."""
+    body = search(api, "What does the ledger service do?")
+    assert body["route"]["intent"] == "attributes"
+    assert body["answer"] == "ledger: Double-entry ledger of every money movement[1]."
+    (cited,) = body["citations"]
+    assert cited["evidence_ref"].startswith("services/ledger/README.md#L3@")
+    assert_ref_exists(demo_repo, cited["evidence_ref"])
+    assert cited["evidence_ref"] in {h["evidence_ref"] for h in body["evidence_bundle"]["hops"]}
+    body = search(api, "What language is payment written in?")
+    assert body["answer"] == "payment: written in Java[1]."
+    assert body["citations"][0]["evidence_ref"].startswith("services/payment/README.md#L5@")
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

@@ -33,17 +33,19 @@ def is_app_config_path(path: str) -> bool:
     return bool(_APP_CONFIG.search(path))
 
 
-def app_config_files(snap: GitSnapshot, folder: str) -> list[str]:
-    """The application configuration files of the service whose source is ``folder``."""
+def app_config_files(candidates: list[str], folder: str) -> list[str]:
+    """The application configuration files (among ``candidates``: the repository's paths
+    :func:`is_app_config_path` keeps) of the service whose source is ``folder``."""
     prefix = folder.rstrip("/") + "/"
-    return sorted(p for p in snap.files() if p.startswith(prefix) and is_app_config_path(p)
+    return sorted(p for p in candidates if p.startswith(prefix)
                   and posixpath.relpath(p, folder).count("/") == 3)  # src/main/resources/x
 
 
-def app_config_values(snap: GitSnapshot, folder: str) -> list[tuple[str, Fact]]:
+def app_config_values(snap: GitSnapshot, folder: str,
+                      candidates: list[str]) -> list[tuple[str, Fact]]:
     """``(key, value)`` of every value of those files, placeholders resolved to their
     defaults and a ``configserver:`` import reduced to its URL."""
-    paths = app_config_files(snap, folder)
+    paths = app_config_files(candidates, folder)
     snap.preload(paths)
     out: list[tuple[str, Fact]] = []
     for path in paths:

@@ -19,13 +19,13 @@ from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.layout import is_readme_path
 from substrate.connectors.markdown import (
-    first_paragraph,
     first_paragraph_lines,
+    paragraph_text,
     parse_markdown,
     title,
 )
 from substrate.connectors.mentions import find_mentions, mention_edges
-from substrate.connectors.readme_tables import describe_language, state_description
+from substrate.connectors.readme_tables import describe_language, state_attribute
 from substrate.graph.records import GraphBatch, NodeRecord, ceid
 
 DESIGN_DIRS = (
@@ -73,8 +73,9 @@ def describe_services(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str])
             continue
         entity: Entity = index.get(cid)
         doc = parse_markdown(snap.read(path))
-        description, lines = first_paragraph(doc.body), first_paragraph_lines(doc.body)
+        lines = first_paragraph_lines(doc.body)
+        description = paragraph_text(lines)
         if description:
-            state_description(entity, description, snap.ref(path, lines[0][0]))
+            state_attribute(entity, "description", description, snap.ref(path, lines[0][0]))
             entity.props["readme"] = path
         describe_language(entity, doc.body, partial(snap.ref, path))

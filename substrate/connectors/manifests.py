@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
-from substrate.connectors.app_config import app_config_values
+from substrate.connectors.app_config import app_config_values, is_app_config_path
 from substrate.connectors.compose import ComposeService, read_compose
 from substrate.connectors.endpoints import HostRef, hosts_in, mask_passwords
 from substrate.connectors.gitsource import GitSnapshot
@@ -267,11 +267,12 @@ def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) 
     """The edges the application configuration in each service's source folder names
     (:mod:`substrate.connectors.app_config`: Spring Boot's ``application.yml``)."""
     reader = ManifestReader(snap, index)
+    candidates = [p for p in snap.files() if is_app_config_path(p)]
     for cid, folder in sorted(dirs.items()):
-        if cid not in index or index.get(cid).label != "Service":
+        if not candidates or cid not in index or index.get(cid).label != "Service":
             continue
         item = _Deployed(index.get(cid), {}, None, {})
-        for key, fact in app_config_values(snap, folder):
+        for key, fact in app_config_values(snap, folder, candidates):
             reader.env_edges(item, key, fact, {"via": "app_config", "var": key,
                                                "config_file": fact.path})
     return reader.batch

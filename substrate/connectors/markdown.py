@@ -134,7 +134,12 @@ def first_paragraph_lines(lines: list[Line]) -> list[Line]:
 
 def first_paragraph(lines: list[Line], limit: int = 600) -> str:
     """First run of non-blank, non-heading lines, whitespace collapsed, cut at ``limit``."""
-    joined = " ".join(" ".join(t for _, t in first_paragraph_lines(lines)).split())
+    return paragraph_text(first_paragraph_lines(lines), limit)
+
+
+def paragraph_text(lines: list[Line], limit: int = 600) -> str:
+    """Lines as one paragraph: whitespace collapsed, cut at ``limit``."""
+    joined = " ".join(" ".join(t for _, t in lines).split())
     return joined if len(joined) <= limit else joined[: limit - 1].rstrip() + "…"
 
 

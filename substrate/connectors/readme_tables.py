@@ -56,26 +56,41 @@ def is_table_path(path: str) -> bool:
 def service_rows(text: str) -> list[ServiceRow]:
     """The rows of every service table in ``text`` (see the module docstring)."""
     rows: list[ServiceRow] = []
-    header: list[str] | None = None
+    columns: _Columns | None = None  # inside a table: None until its header row is read
+    in_table = False
     cells: list[tuple[str, str]] = []
     line = 0
     for token in _MARKDOWN.parse(text):
-        if token.type == "thead_open":
-            header = []
+        if token.type == "table_open":
+            in_table, columns = True, None
         elif token.type == "tr_open":
             cells, line = [], (token.map[0] + 1 if token.map else 0)
-        elif token.type == "inline" and header is not None:
+        elif token.type == "inline" and in_table:
             cells.append((inline_text(token.content), _first_href(token)))
-        elif token.type == "tr_close" and header is not None:
-            if not header:
-                header = [c for c, _ in cells]
+        elif token.type == "tr_close" and in_table:
+            if columns is None:
+                columns = _columns([c for c, _ in cells])
             else:
-                row = _row(header, cells, line)
+                row = _row(columns, cells, line)
                 if row is not None:
                     rows.append(row)
         elif token.type == "table_close":
-            header = None
+            in_table = False
     return rows
+
+
+@dataclass(frozen=True)
+class _Columns:
+    name: int | None
+    description: int | None
+    language: int | None
+
+
+def _columns(header: list[str]) -> _Columns:
+    def column(rx: re.Pattern[str]) -> int | None:
+        return next((i for i, h in enumerate(header) if rx.match(h.strip())), None)
+
+    return _Columns(column(_NAME), column(_DESCRIPTION), column(_LANGUAGE))
 
 
 def _first_href(token: Token) -> str:
@@ -85,11 +100,8 @@ def _first_href(token: Token) -> str:
     return ""
 
 
-def _row(header: list[str], cells: list[tuple[str, str]], line: int) -> ServiceRow | None:
-    def column(rx: re.Pattern[str]) -> int | None:
-        return next((i for i, h in enumerate(header) if rx.match(h.strip())), None)
-
-    name_at, said_at, lang_at = column(_NAME), column(_DESCRIPTION), column(_LANGUAGE)
+def _row(columns: _Columns, cells: list[tuple[str, str]], line: int) -> ServiceRow | None:
+    name_at, said_at, lang_at = columns.name, columns.description, columns.language
     if name_at is None or (said_at is None and lang_at is None) or name_at >= len(cells):
         return None
 
@@ -115,9 +127,9 @@ def describe_from_tables(snap: GitSnapshot, index: NameIndex, dirs: dict[str, st
             entity = index.get(cid)
             ref = snap.ref(path, row.line)
             if row.description and not entity.props.get("description"):
-                _state(entity, "description", row.description, ref)
+                state_attribute(entity, "description", row.description, ref)
             if row.language and not entity.props.get("language"):
-                _state(entity, "language", row.language, ref)
+                state_attribute(entity, "language", row.language, ref)
 
 
 def describe_language(entity: Entity, body: list[tuple[int, str]],
@@ -125,14 +137,11 @@ def describe_language(entity: Entity, body: list[tuple[int, str]],
     """``Language: Java`` in a service folder's README: the service's ``language``."""
     found = field_value(body, LANGUAGE_FIELDS)
     if found and found[0] and not entity.props.get("language"):
-        _state(entity, "language", inline_text(found[0]), ref_of(found[1]))
+        state_attribute(entity, "language", inline_text(found[0]), ref_of(found[1]))
 
 
-def state_description(entity: Entity, text: str, ref: str) -> None:
-    _state(entity, "description", text, ref)
-
-
-def _state(entity: Entity, key: str, value: str, ref: str) -> None:
+def state_attribute(entity: Entity, key: str, value: str, ref: str) -> None:
+    """``entity``'s ``key`` is ``value``, stated at ``ref`` (its line in ``attribute_refs``)."""
     entity.props[key] = value
     refs = [r for r in entity.props.get("attribute_refs") or []
             if not str(r).startswith(f"{key}|")]
@@ -142,7 +151,7 @@ def _state(entity: Entity, key: str, value: str, ref: str) -> None:
 def _service_of(row: ServiceRow, index: NameIndex, folders: dict[str, str]) -> str | None:
     href = row.href.split("#", 1)[0].split("?", 1)[0]
     if href and "://" not in href:
-        folder = posixpath.normpath(href.lstrip("./").lstrip("/")).strip("/")
+        folder = posixpath.normpath(href.removeprefix("./").lstrip("/")).strip("/")
         cid = folders.get(folder)
         if cid is not None and cid in index:
             return cid

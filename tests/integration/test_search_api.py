@@ -159,6 +159,22 @@ def test_what_a_service_does_and_its_language_come_from_its_readme(
     assert body["citations"][0]["evidence_ref"].startswith("services/payment/README.md#L5@")
 
 
+def test_services_written_in_a_language_are_listed_each_cited_at_its_readme_line(
+        api: httpx.Client, demo_repo: Path) -> None:
+    """Gold from substrate/demo/topology.py: the services declared with lang "go" (api-gateway,
+    auth, inventory, cart, checkout, currency, shipping, warehouse, config, feature-flags) and
+    WISHLIST, which timeline.py adds; render.py writes "- Language: Go" on README line 5."""
+    body = search(api, "Which services are written in Go?")
+    assert body["route"].get("translator") == "embedded"
+    go = ["api-gateway", "auth", "cart", "checkout", "config", "currency", "feature-flags",
+          "inventory", "shipping", "warehouse", "wishlist"]
+    assert body["answer"] == "11 result(s): " + ", ".join(
+        f"{name}[{i}]" for i, name in enumerate(go, start=1)) + "."
+    for name, cited in zip(go, body["citations"], strict=True):
+        assert cited["evidence_ref"].startswith(f"services/{name}/README.md#L5@")
+        assert_ref_exists(demo_repo, cited["evidence_ref"])
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

@@ -8,7 +8,7 @@ import pytest
 
 from substrate.cypher import CypherLibrary
 from substrate.retrieval.nl_cypher.emit import to_cypher
-from substrate.retrieval.nl_cypher.lexicon import entity_phrases
+from substrate.retrieval.nl_cypher.lexicon import base_lexicon, entity_phrases, with_value_states
 from substrate.retrieval.nl_cypher.parser import Schema, parse
 from substrate.retrieval.nl_cypher.tagger import Unparsed
 from substrate.retrieval.nl_cypher.timewin import find_windows
@@ -169,3 +169,63 @@ def test_on_a_team_is_membership() -> None:
         text, params = to_cypher(CypherLibrary.load(), plan)
         assert plan.shape == shape and ":MEMBER_OF" in text and params["p0"] == ceid
     assert "DEPENDS_ON" in cypher("what does paymentservice depend on")[0]
+
+
+LANG_ROWS = [
+    {"ceid": "service:checkout", "label": "Service", "name": "checkout", "language": "Go"},
+    {"ceid": "service:cart", "label": "Service", "name": "cart", "language": "C#"},
+    {"ceid": "service:currency", "label": "Service", "name": "currency", "language": "Node.js"},
+    {"ceid": "service:ads", "label": "Service", "name": "ads",
+     "language": "Java, with a Python sidecar for the model"},
+    {"ceid": "service:payment", "label": "Service", "name": "payment"},
+    {"ceid": "service:loadgen", "label": "Service", "name": "loadgen", "language": "Python/Locust"},
+    {"ceid": "service:email", "label": "Service", "name": "email", "language": "Python"},
+]
+LANG_SCHEMA = Schema(TRIPLES, entity_phrases(LANG_ROWS),
+                     lexicon=with_value_states(base_lexicon(), LANG_ROWS))
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("Which services are written in Go?", "Go"),
+    ("List the Go services", "Go"),
+    ("Which services are implemented in C#?", "C#"),
+    ("services written in c sharp", "C#"),
+    ("Which services are written in Node.js?", "Node.js"),
+    ("How many services are written in Go?", "Go"),
+])
+def test_a_stated_language_selects_its_services(question: str, value: str) -> None:
+    plan = parse(question, LANG_SCHEMA, NOW)
+    text, params = to_cypher(CypherLibrary.load(), plan)
+    assert "n.language = $p0" in " ".join(text.split())
+    assert params["p0"] == value
+
+
+def test_a_listed_service_cites_the_line_that_states_its_language() -> None:
+    text, _ = to_cypher(CypherLibrary.load(), parse("Which services are written in Go?",
+                                                    LANG_SCHEMA, NOW))
+    assert "r STARTS WITH 'language|'" in text and "evidence_ref: last(split(r, '|'))" in text
+
+
+def test_a_language_and_a_relationship_compose() -> None:
+    text, params, _ = (lambda p: (*to_cypher(CypherLibrary.load(), p), p.shape))(
+        parse("Which Go services call payment?", LANG_SCHEMA, NOW))
+    flat = " ".join(text.split())
+    assert "n.language = $p0" in flat and "(n)-[:CALLS]->(m1:Service)" in flat
+    assert params == {"p0": "Go", "p1": "service:payment"}
+
+
+def test_a_value_of_several_parts_is_read_under_each_part() -> None:
+    text, params = to_cypher(CypherLibrary.load(), parse("Which services are written in Python?",
+                                                         LANG_SCHEMA, NOW))
+    assert "n.language IN $p0" in text and params == {"p0": ["Python", "Python/Locust"]}
+    text, params = to_cypher(CypherLibrary.load(), parse("Which services are written in Java?",
+                                                         LANG_SCHEMA, NOW))
+    assert params == {"p0": "Java, with a Python sidecar for the model"}
+    assert parse("services written in locust", LANG_SCHEMA, NOW).params == {"p0": "Python/Locust"}
+
+
+def test_a_long_part_and_an_unknown_language_are_not_states() -> None:
+    with pytest.raises(Unparsed):
+        parse("Which services are written in a Python sidecar for the model?", LANG_SCHEMA, NOW)
+    with pytest.raises(Unparsed):
+        parse("Which services are written in Go?", SCHEMA, NOW)  # no language in the graph

@@ -18,7 +18,13 @@ import yaml
 from substrate.graph.ontology import ONTOLOGY_FILE
 
 WORD = re.compile(r"[a-z0-9]+")
+_SIGNS = ((re.compile(r"(?<=[a-z])#"), " sharp"), (re.compile(r"(?<=[a-z])\+\+"), " plus plus"))
 MAX_PHRASE = 5
+# "services written in Go": a stated value of these properties reads as a state of its holder
+VALUE_STATES = {"language": ("{v}", "in {v}", "written in {v}", "implemented in {v}",
+                             "coded in {v}", "built in {v}", "built with {v}", "{v} based")}
+MAX_VALUE_WORDS = 3  # longer values and parts ("a Python sidecar for the model") are not states
+_PARTS = re.compile(r"\s*(?:[/,;&|]|\band\b|\bwith\b)\s*", re.I)
 
 # token type -> phrases (function words of English questions)
 FUNCTION_WORDS: dict[str, tuple[str, ...]] = {
@@ -59,7 +65,11 @@ NUMBER_WORDS: dict[str, int] = {
 
 
 def words(text: str) -> tuple[str, ...]:
-    return tuple(WORD.findall(text.lower().replace("'", " ")))
+    """Lower-case words; "C#" and "C++" keep their sign as a word ("c sharp", "c plus plus")."""
+    text = text.lower().replace("'", " ")
+    for sign, word in _SIGNS:
+        text = sign.sub(word, text)
+    return tuple(WORD.findall(text))
 
 
 @dataclass(frozen=True)
@@ -144,6 +154,31 @@ def base_lexicon() -> Lexicon:
                                      ("in_adjectives", "INADJ", "in")):
             for p in spec.get(key) or ():
                 lex.add(p, Entry(kind, Sense(family, types, direction, widen)))
+    return lex
+
+
+def with_value_states(base: Lexicon, rows: Iterable[dict[str, Any]]) -> Lexicon:
+    """``base`` plus the values the graph holds for :data:`VALUE_STATES` properties, each a
+    ``STATE`` of its holder's label ("in go", "written in python", "node js based"): the
+    translator reads "which services are written in Go?" as ``Service.language = 'Go'``. A
+    value of several parts ("Python/Locust", "TypeScript, Node.js") is read under each part
+    too, so "python" means every stored value with a part "Python" (``IN`` a list)."""
+    said: dict[tuple[str, str, tuple[str, ...]], set[str]] = {}
+    for r in rows:
+        for key in VALUE_STATES:
+            value = str(r.get(key) or "")
+            for part in {value, *_PARTS.split(value)}:
+                phrase = words(part)
+                if 0 < len(phrase) <= MAX_VALUE_WORDS:
+                    said.setdefault((str(r["label"]), key, phrase), set()).add(value)
+    if not said:
+        return base
+    lex = Lexicon({k: list(v) for k, v in base.phrases.items()})
+    for (label, key, phrase), values in sorted(said.items()):
+        stored: str | tuple[str, ...] = min(values) if len(values) == 1 else tuple(sorted(values))
+        state = Entry("STATE", (label, key, stored, None, None))
+        for form in VALUE_STATES[key]:
+            lex.add(form.format(v=" ".join(phrase)), state)
     return lex
 
 

@@ -21,7 +21,7 @@ from lark.exceptions import LarkError
 from lark.lexer import Lexer
 
 from substrate.retrieval.nl_cypher.assumptions import Normalised, assumed
-from substrate.retrieval.nl_cypher.lexicon import Sense
+from substrate.retrieval.nl_cypher.lexicon import Lexicon, Sense
 from substrate.retrieval.nl_cypher.plan import Cond, Node, Plan
 from substrate.retrieval.nl_cypher.tagger import Tagged, Unparsed, readings, tag
 from substrate.retrieval.nl_cypher.timewin import Window
@@ -53,6 +53,7 @@ class Schema:
     entities: Mapping[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
     normalised: Normalised = None  # values stored normalised from other text (assumptions)
     names_capped: bool = False  # the view has more names than ``entities`` holds
+    lexicon: Lexicon | None = None  # the base lexicon with the view's stated values (None: base)
 
 
 def _val(x: Any) -> Tagged:
@@ -134,7 +135,9 @@ class Builder:
             if key:
                 if negated:
                     raise Unparsed(f"'not {tok.text}' is not supported")
-                node.conds.append(Cond("prop", key=key, param=self.param(value)))
+                many = isinstance(value, tuple)  # several stored values ("Python/Locust")
+                node.conds.append(Cond("prop", key=key, op="IN" if many else "",
+                                       param=self.param(list(value) if many else value)))
             else:
                 other = Node(self.var(), (label,))
                 node.conds.append(Cond("rel", types=(relation,), direction=direction,
@@ -275,7 +278,7 @@ def _ranking(b: Builder, rule: str, toks: list[Tagged], subs: list[Tree[Any]],
 def parse(question: str, schema: Schema, now: datetime | None = None) -> Plan:
     """The first reading of ``question`` that parses and type-checks; :class:`Unparsed`
     otherwise (with the reason of the most promising failure)."""
-    slots, _ = tag(question, schema.entities, now or datetime.now(UTC))
+    slots, _ = tag(question, schema.entities, now or datetime.now(UTC), schema.lexicon)
     if not slots:
         raise Unparsed("empty question")
     reason = "no reading of the question fits the grammar"

@@ -21,7 +21,7 @@ class Cond:
     direction: str = "out"  # out: (node)-[]->(other); in: (node)<-[]-(other)
     other: Node | None = None
     negated: bool = False
-    op: str = ""  # count comparator
+    op: str = ""  # count comparator; "IN" for a prop matching any of a list
     since: str = ""  # time window parameters (on the relationship for rel, the node for date)
     until: str = ""
 

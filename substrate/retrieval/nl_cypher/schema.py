@@ -31,7 +31,13 @@ from typing import Any, cast
 from substrate.graph.ontology import load_ontology
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.nl_cypher.assumptions import normalised_values
-from substrate.retrieval.nl_cypher.lexicon import base_lexicon, entity_phrases, synonyms, words
+from substrate.retrieval.nl_cypher.lexicon import (
+    base_lexicon,
+    entity_phrases,
+    synonyms,
+    with_value_states,
+    words,
+)
 from substrate.retrieval.nl_cypher.parser import Schema
 from substrate.retrieval.scope import ReadScope
 
@@ -99,7 +105,8 @@ async def _read_and_keep(reader: GraphReader, scope: ReadScope, key: tuple[Any, 
     names = await reader.rows("nl/entity_names", scope, limit=MAX_NAMES)
     schema = Schema(frozenset((r["start"], r["type"], r["end"]) for r in triples),
                     entity_phrases(names), normalised_values(names),
-                    names_capped=len(names) >= MAX_NAMES)
+                    names_capped=len(names) >= MAX_NAMES,
+                    lexicon=with_value_states(base_lexicon(), names))
     held = _CACHE.get(key)
     if held is None or held[0] <= version:  # else a newer reading landed first
         _CACHE[key] = (version, time.monotonic() - started, schema, triples)

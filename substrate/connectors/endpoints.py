@@ -32,6 +32,22 @@ KV_PASSWORD = re.compile(r"((?:^|[;?&\s])(?:password|pwd|passwd)\s*=\s*)[^;&\s]+
 _KV_HOST = re.compile(r"(?:^|;)\s*(?:server|data\s+source|host|address|addr"
                       r"|network\s+address)\s*=\s*([^;]+)", re.I)
 _KV_PORT = re.compile(r"(?:^|;)\s*port\s*=\s*(\d+)", re.I)
+# the conventional paths of health checks, probes and metrics ("http://basket-api/hc",
+# "/healthz", "/actuator/health", "/-/ready"): a URL ending in one is not how peers call the host
+_PROBE_PATH = re.compile(r"/(?:hc|health|healthz|healthcheck|health-check|healthy|liveness|livez"
+                         r"|live|readiness|readyz|ready|ping|status|metrics|actuator(?:/\w+)?)"
+                         r"/?$", re.I)
+
+
+def is_probe(address: str) -> bool:
+    """Is ``address`` a URL of a health check, probe or metrics endpoint?"""
+    if "://" not in address:
+        return False
+    try:
+        path = urlsplit(address).path
+    except ValueError:
+        return False
+    return bool(_PROBE_PATH.search(path))
 
 
 @dataclass(frozen=True)

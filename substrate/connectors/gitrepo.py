@@ -36,6 +36,7 @@ from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.backstage import catalog_batch
 from substrate.connectors.codeowners import codeowners_batch
 from substrate.connectors.designdocs import describe_services, design_batch
+from substrate.connectors.endpoints import is_probe
 from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
 from substrate.connectors.layout import deploying_file, link_sources
 from substrate.connectors.manifests import app_config_batch, manifest_batch
@@ -137,14 +138,19 @@ ADDRESS_PROPS = ("address", "host", "port")
 
 
 def _unique_edges(edges: list[EdgeRecord]) -> list[EdgeRecord]:
-    """One edge per ``eid``: the most confident (then first); every proving ref in
-    ``evidence_refs``. When the chosen edge states no address and a duplicate does (a
-    ``depends_on`` beside the variable holding the URL), the edge takes the duplicate's
-    address and its line becomes the evidence (the line that holds the address)."""
+    """One edge per ``eid``: the most confident (then one whose address is not a health check
+    or probe URL: ``urls__basket=http://basket-api`` before ``BasketUrlHC=http://basket-api/hc``;
+    then first); every proving ref in ``evidence_refs``. When the chosen edge states no address
+    and a duplicate does (a ``depends_on`` beside the variable holding the URL), the edge takes
+    the duplicate's address and its line becomes the evidence (the line that holds the
+    address)."""
     chosen: dict[str, EdgeRecord] = {}
     refs: dict[str, list[str]] = {}
     address: dict[str, EdgeRecord] = {}
-    for edge in sorted(edges, key=lambda e: -e.confidence):  # stable: file order within ties
+    def rank(e: EdgeRecord) -> tuple[float, bool]:  # sorted stably: file order within ties
+        return -e.confidence, is_probe(str(e.props.get("address") or ""))
+
+    for edge in sorted(edges, key=rank):
         found = refs.setdefault(edge.eid, [])
         for ref in [edge.evidence_ref, *edge.props.get("evidence_refs", [])]:
             if ref not in found:

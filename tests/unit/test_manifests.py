@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from substrate.connectors.compose import compose_files
-from substrate.connectors.endpoints import HostRef, hosts_in
+from substrate.connectors.endpoints import HostRef, hosts_in, is_probe
 from substrate.connectors.envfiles import interpolate, parse_env_file
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.manifests import infra_kind, redact
@@ -251,3 +251,31 @@ def test_manifest_edges_with_exact_evidence(tmp_path: Path) -> None:
     )
     assert kafka_env.props["evidence_refs"] == [base.format(6), over.format(6)]
     assert (kafka_env.props["host"], kafka_env.props["port"]) == ("kafka", 9092)
+
+
+@pytest.mark.parametrize(("address", "probe"), [
+    ("http://basket-api/hc", True), ("http://orders:8080/healthz", True),
+    ("http://users/actuator/health", True), ("http://cart:7070/ready/", True),
+    ("http://basket-api", False), ("http://basket-api:81", False),
+    ("http://catalog/api/v1/items", False), ("basket-api:80", False), ("", False),
+])
+def test_probe_addresses(address: str, probe: bool) -> None:
+    assert is_probe(address) is probe
+
+
+def test_an_edge_keeps_the_address_peers_call_not_the_health_check(tmp_path: Path) -> None:
+    """Two variables name the same peer; the health-check URL sorts first by name and
+    comes first in the file, yet the edge states the base URL and cites its line."""
+    compose = ("services:\n  basket:\n    image: shop/basket\n  aggregator:\n"
+               "    image: shop/agg\n    environment:\n"
+               "      - BasketHealthUrl=http://basket/hc\n"
+               "      - urls__basket=http://basket\n")
+    repo = tmp_path / "r"
+    init_repo(repo)
+    sha = commit_tree(repo, {"docker-compose.yml": compose}, "compose", "2026-01-01T00:00:00Z")
+    batch = batch_at(repo, sha)
+    (edge,) = [e for e in batch.edges if e.type == "CALLS"]
+    assert edge.props["address"] == "http://basket"
+    assert edge.props["var"] == "urls__basket"
+    assert edge.evidence_ref == f"docker-compose.yml#L8@{sha[:7]}"
+    assert edge.props["evidence_refs"] == [edge.evidence_ref, f"docker-compose.yml#L7@{sha[:7]}"]

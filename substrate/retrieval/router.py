@@ -122,6 +122,11 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.TEMPORAL, 0.35, r"\bas\s+of\b|\bat\s+the\s+time\b"),
     (_I.ATTRIBUTES, 0.85, r"\b(?:address(?:es)?|host\s?names?|hosts?|ports?|urls?|endpoints?"
                           r"|connection\s+strings?|uris?|dsn)\b"),
+    # a question that opens asking for the value ("what is the address of sqldata used by
+    # ordering-api?") is about the value, whatever the relation words after it
+    (_I.ATTRIBUTES, 0.95, r"^\W*(?:what|which)(?:\s+is|\s+are|'s)\s+(?:the\s+)?(?:[\w.-]+'s\s+)?"
+                          r"(?:\w+\s+)?(?:address(?:es)?|host\s?names?|ports?|urls?|endpoints?"
+                          r"|connection\s+strings?|uris?|dsn)\b"),
     (_I.ATTRIBUTES, 0.6, r"\bwhat\s+version\b|\bwhich\s+version\b|\bimage\s+tag\b"),
     # what a service is and is written in, as its README says (attributes.py)
     (_I.ATTRIBUTES, 0.8, r"^\W*what\s+(?:does|do)\s+(?:the\s+)?[\w.-]+(?:\s+(?:service|svc|api"

@@ -56,6 +56,21 @@ def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
         assert 0.3 <= route.confidence <= 1.0
 
 
+@pytest.mark.parametrize(("question", "intent"), [
+    ("What is the address of sqldata used by ordering-api?", Intent.ATTRIBUTES),
+    ("What is the Redis URL used by cart?", Intent.ATTRIBUTES),
+    ("What's the catalog-api's connection string?", Intent.ATTRIBUTES),
+    ("What is used by checkout?", Intent.DEPENDENCY),
+    ("What are the dependencies of payment?", Intent.DEPENDENCY),
+])
+def test_a_question_opening_on_a_value_asks_for_the_value(question: str, intent: Intent) -> None:
+    """"used by" names the user (a dependency question), but "what is the address of A used
+    by B" asks for the address on that edge."""
+    route = classify(question, NOW)
+    assert route.intent is intent, route.scores
+    assert route.confidence >= 0.5
+
+
 def test_route_reports_why_and_the_scores() -> None:
     route = classify("Who owns the checkout service?", NOW)
     assert [c.text for c in route.cues] == ["Who owns"]  # "owns" overlaps: counted once

@@ -1,6 +1,7 @@
-"""Migrations neo4j V0006 and postgres V0015: a password inside a key=value connection string,
-stored as written before the connectors masked it, is masked in the graph (an entity's ``env``,
-an edge's ``address``) and in the change log; run twice, nothing more changes."""
+"""Migrations neo4j V0006 and postgres V0015/V0016: a password inside a key=value connection
+string, stored as written before the connectors masked it, is masked in the graph (an entity's
+``env``, an edge's ``address``), in the change log, the verification queue and the write
+intents; run twice, nothing more changes."""
 
 from __future__ import annotations
 
@@ -61,3 +62,41 @@ def test_stored_connection_string_passwords_are_masked(driver: Driver, pg: psyco
                          (tenant,)).fetchone()
         assert row is not None and row[0] is None
         assert row[1] == {"props": {"env": [f"ConnectionStrings__CatalogDb={MASKED}"]}}
+
+
+def test_queued_and_interrupted_writes_are_masked_too(pg: psycopg.Connection,
+                                                      tenant: str) -> None:
+    """Postgres V0016: the verification queue, an interrupted intent's change rows and its
+    change blob. Written and checked in one transaction, rolled back: the reconciler never
+    sees the made-up intent."""
+    sql = MIGRATIONS_DIR / "postgres" / "V0016__Mask_passwords_in_queue_and_intents.sql"
+    other = RAW.replace("Pass@word", "0ther-secret")
+    version = 9_000_000_000 + secrets.randbelow(1_000_000)
+    blob = (f"{version}\t{tenant}\tnode\tservice:catalog-api\tadd\t\\N\t"
+            + json.dumps({"props": {"env": [f"ConnectionStrings__CatalogDb={RAW}"]}})
+            + "\n").encode()
+    with pg.transaction(force_rollback=True):
+        for raw in (RAW, other):  # the same pending edge, recorded with two passwords
+            record = {"type": "DEPENDS_ON", "src": "service:catalog-api",
+                      "dst": "infra:sqldata", "props": {"address": raw}}
+            pg.execute("INSERT INTO verification_queue (tenant_id, kind, record, confidence, "
+                       "reason, source) VALUES (%s, 'edge', %s, 0.5, 'fuzzy', 'git')",
+                       (tenant, json.dumps(record)))
+        pg.execute("INSERT INTO write_intents (version, tenant_id, valid_at, source, "
+                   "content_hash, changed_nodes, changed_edges, changes) VALUES (%s, %s, now(), "
+                   "'git', 'h', 1, 0, %s)", (version, tenant, blob))
+        pg.execute("INSERT INTO write_intent_changes (intent_version, tenant_id, element_kind, "
+                   "element_id, op, before, after) VALUES (%s, %s, 'edge', 'e1', 'add', NULL, "
+                   "%s)", (version, tenant, json.dumps({"props": {"address": RAW}})))
+        for _ in range(2):  # idempotent
+            for statement in split_statements(sql.read_text()):
+                pg.execute(statement.encode())
+            records = [r[0] for r in pg.execute(
+                "SELECT record FROM verification_queue WHERE tenant_id = %s", (tenant,))]
+            assert [r["props"]["address"] for r in records] == [MASKED]
+            (changes,) = pg.execute("SELECT changes FROM write_intents WHERE version = %s",
+                                    (version,)).fetchone() or (None,)
+            assert bytes(changes) == blob.replace(b"Pass@word", b"***")
+            (after,) = pg.execute("SELECT after FROM write_intent_changes WHERE "
+                                  "intent_version = %s", (version,)).fetchone() or (None,)
+            assert after == {"props": {"address": MASKED}}

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
 from substrate.connectors.app_config import app_config_values, is_app_config_path
 from substrate.connectors.compose import ComposeService, read_compose
+from substrate.connectors.dockerfile_env import dockerfile_path, dockerfile_values
 from substrate.connectors.endpoints import HostRef, hosts_in, mask_passwords
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.k8s import ConfigValue, K8sManifests, Workload, read_k8s
@@ -264,16 +265,22 @@ class ManifestReader:
 
 
 def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> GraphBatch:
-    """The edges the application configuration in each service's source folder names
-    (:mod:`substrate.connectors.app_config`: Spring Boot's ``application.yml``)."""
+    """The edges the configuration in each service's source folder names: its application
+    configuration (:mod:`substrate.connectors.app_config`: Spring Boot's ``application.yml``)
+    and its Dockerfile's ``ENV`` defaults (:mod:`substrate.connectors.dockerfile_env`)."""
     reader = ManifestReader(snap, index)
     candidates = [p for p in snap.files() if is_app_config_path(p)]
+    snap.preload(p for p in map(dockerfile_path, dirs.values()) if snap.exists(p))
     for cid, folder in sorted(dirs.items()):
-        if not candidates or cid not in index or index.get(cid).label != "Service":
+        if cid not in index or index.get(cid).label != "Service":
             continue
         item = _Deployed(index.get(cid), {}, None, {})
-        for key, fact in app_config_values(snap, folder, candidates):
+        for key, fact in app_config_values(snap, folder, candidates) if candidates else ():
             reader.env_edges(item, key, fact, {"via": "app_config", "var": key,
+                                               "config_file": fact.path})
+        deployed = frozenset(str(e).split("=", 1)[0] for e in item.entity.props.get("env") or ())
+        for key, fact in dockerfile_values(snap, folder, deployed):
+            reader.env_edges(item, key, fact, {"via": "dockerfile", "var": key,
                                                "config_file": fact.path})
     return reader.batch
 

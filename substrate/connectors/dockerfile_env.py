@@ -1,0 +1,67 @@
+"""Addresses a service's own Dockerfile sets as the defaults of its environment.
+
+A service image often carries its peers' names as ``ENV`` defaults (an nginx front end's
+``ENV CATALOGUE_HOST=catalogue USER_HOST=user ...`` that its proxy configuration reads), and
+the deployment sets only what differs. The Dockerfile at the root of the service's source
+folder is read with ``dockerfile-parse``; the ``ENV`` instructions of its final stage give
+``(variable, value)`` with the line of each variable (an instruction may continue over several
+lines). A variable the deployment also sets (the entity's ``env``) is left to the deployment:
+that value is the one the service runs with. The manifest reader treats the rest like
+environment variables (``via: dockerfile``).
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+
+from dockerfile_parse import DockerfileParser
+from dockerfile_parse.util import extract_key_values
+
+from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.yamlnodes import Fact
+
+
+def dockerfile_path(folder: str) -> str:
+    return posixpath.join(folder.strip("/"), "Dockerfile") if folder.strip("/") else "Dockerfile"
+
+
+def env_defaults(text: str, path: str) -> list[tuple[str, Fact]]:
+    """``(variable, Fact)`` of every ``ENV`` of the final stage of the Dockerfile ``text``."""
+    parser = DockerfileParser(fileobj=io.BytesIO(text.encode()))
+    structure = parser.structure
+    starts = [i for i, s in enumerate(structure) if s["instruction"] == "FROM"]
+    lines = text.splitlines()
+    out: list[tuple[str, Fact]] = []
+    for step in structure[starts[-1] if starts else 0:]:
+        if step["instruction"] != "ENV":
+            continue
+        try:
+            pairs = extract_key_values(env_replace=False, args={}, envs={},
+                                       instruction_value=step["value"])
+        except ValueError:  # an unbalanced quote: not an instruction docker would build
+            continue
+        for key, value in pairs:
+            out.append((key, Fact(value, path, _line_of(key, lines, step["startline"],
+                                                         step["endline"]))))
+    return out
+
+
+def _line_of(key: str, lines: list[str], start: int, end: int) -> int:
+    """The 1-based line of ``key`` within the instruction's lines (0-based ``start..end``)."""
+    rx = re.compile(rf"(?:^|\s){re.escape(key)}(?:=|\s)")
+    for n in range(start, min(end, len(lines) - 1) + 1):
+        if rx.search(lines[n]):
+            return n + 1
+    return start + 1
+
+
+def dockerfile_values(snap: GitSnapshot, folder: str,
+                      deployed: frozenset[str]) -> list[tuple[str, Fact]]:
+    """The ``ENV`` defaults of the service whose source is ``folder``, but those its
+    deployment sets (``deployed``: variable names)."""
+    path = dockerfile_path(folder)
+    if not snap.exists(path):
+        return []
+    return [(k, f) for k, f in env_defaults(snap.read(path), path) if k not in deployed]

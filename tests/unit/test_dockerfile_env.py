@@ -1,0 +1,67 @@
+"""A service's own Dockerfile sets its peers' names as ``ENV`` defaults (an nginx front end's
+``ENV CATALOGUE_HOST=catalogue ...``): read from the final stage, each variable at its own line,
+and left to the deployment where the deployment sets the same variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from substrate.connectors.dockerfile_env import env_defaults
+from substrate.connectors.gitrepo import batch_at
+from substrate.demo.gitwriter import commit_tree, init_repo
+
+DOCKERFILE = """\
+FROM golang:1.22 AS build
+ENV BUILD_HOST=builder
+RUN go build ./...
+
+FROM nginx:1.27
+EXPOSE 8080
+ENV CATALOG_HOST=catalog \\
+    CART_HOST="cart" \\
+    LOG_LEVEL=info
+ENV ORDERS_URL http://orders:8080/api
+"""
+
+
+def test_final_stage_env_each_variable_at_its_line() -> None:
+    found = [(k, f.value, f.line) for k, f in env_defaults(DOCKERFILE, "web/Dockerfile")]
+    assert found == [("CATALOG_HOST", "catalog", 7), ("CART_HOST", "cart", 8),
+                     ("LOG_LEVEL", "info", 9), ("ORDERS_URL", "http://orders:8080/api", 10)]
+
+
+def test_a_malformed_instruction_does_not_stop_the_reading() -> None:
+    found = env_defaults('FROM x\nENV A="open\nENV B_HOST=b\n', "Dockerfile")
+    assert ("B_HOST", "b", 3) in [(k, f.value, f.line) for k, f in found]
+
+
+COMPOSE = """\
+services:
+  web:
+    build: ./web
+    environment:
+      CART_HOST: cart-v2
+  catalog:
+    image: shop/catalog
+  cart:
+    image: shop/cart
+  cart-v2:
+    image: shop/cart
+  orders:
+    image: shop/orders
+"""
+
+
+def test_dockerfile_defaults_are_edges_unless_the_deployment_sets_the_variable(
+        tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    init_repo(repo)
+    sha = commit_tree(repo, {"docker-compose.yml": COMPOSE, "web/Dockerfile": DOCKERFILE},
+                      "init", "2026-01-01T00:00:00Z")[:7]
+    edges = {(e.dst, e.evidence_ref, e.props.get("via")) for e in batch_at(repo).edges
+             if e.src == "service:web" and e.type == "CALLS"}
+    assert edges == {
+        ("service:catalog", f"web/Dockerfile#L7@{sha}", "dockerfile"),
+        ("service:orders", f"web/Dockerfile#L10@{sha}", "dockerfile"),
+        ("service:cart-v2", f"docker-compose.yml#L5@{sha}", "env"),  # the deployment's value
+    }

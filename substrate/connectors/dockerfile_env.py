@@ -23,6 +23,11 @@ from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.yamlnodes import Fact
 
 
+def is_dockerfile_path(path: str) -> bool:
+    """A Dockerfile whose ``ENV`` may name peers (for the replay's path filter)."""
+    return posixpath.basename(path) == "Dockerfile"
+
+
 def dockerfile_path(folder: str) -> str:
     return posixpath.join(folder.strip("/"), "Dockerfile") if folder.strip("/") else "Dockerfile"
 

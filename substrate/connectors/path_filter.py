@@ -29,6 +29,7 @@ from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.codeowners import LOCATIONS
 from substrate.connectors.compose import _EXTRA, BASES
 from substrate.connectors.designdocs import is_design_path
+from substrate.connectors.dockerfile_env import is_dockerfile_path
 from substrate.connectors.envfiles import is_env_file
 from substrate.connectors.gitcmd import run_git
 from substrate.connectors.gitrepo import SERVICE_ROOTS
@@ -79,6 +80,7 @@ READERS: tuple[Reader, ...] = (
     Reader("catalog", is_catalog_path, "**/catalog-info*.y(a)ml, **/*.backstage.y(a)ml"),
     Reader("build files", is_build_path, "**/Dockerfile*, pom.xml, package.json, go.mod, ...",
            presence_only=True),
+    Reader("dockerfile env", is_dockerfile_path, "**/Dockerfile (its ENV defaults)"),
     Reader("python packages", is_package_marker, "**/__init__.py"),
     Reader("readme", is_readme_path, "<folder>/**/README.md"),
     Reader("readme tables", is_table_path, ", ".join(TABLE_FILES)),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from substrate.connectors.dockerfile_env import env_defaults
 from substrate.connectors.gitrepo import batch_at
+from substrate.connectors.path_filter import is_relevant
 from substrate.demo.gitwriter import commit_tree, init_repo
 
 DOCKERFILE = """\
@@ -65,3 +66,10 @@ def test_dockerfile_defaults_are_edges_unless_the_deployment_sets_the_variable(
         ("service:orders", f"web/Dockerfile#L10@{sha}", "dockerfile"),
         ("service:cart-v2", f"docker-compose.yml#L5@{sha}", "env"),  # the deployment's value
     }
+
+
+def test_a_dockerfile_edit_is_replayed() -> None:
+    """Its ENV defaults are read, so an edit matters to the history replay's path filter
+    (other build files only by their presence)."""
+    assert is_relevant(("M", "web/Dockerfile"))
+    assert not is_relevant(("M", "web/Dockerfile.dev")) and is_relevant(("A", "web/Dockerfile.dev"))

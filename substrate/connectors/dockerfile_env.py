@@ -1,4 +1,5 @@
-"""Addresses a service's own Dockerfile sets as the defaults of its environment.
+"""Addresses a service's own Dockerfile sets as the defaults of its environment, and the
+configuration files it copies into its image.
 
 A service image often carries its peers' names as ``ENV`` defaults (an nginx front end's
 ``ENV CATALOGUE_HOST=catalogue USER_HOST=user ...`` that its proxy configuration reads), and
@@ -8,18 +9,27 @@ folder is read with ``dockerfile-parse``; the ``ENV`` instructions of its final 
 lines). A variable the deployment also sets (the entity's ``env``) is left to the deployment:
 that value is the one the service runs with. The manifest reader treats the rest like
 environment variables (``via: dockerfile``).
+
+A configuration file of the service's folder that the final stage copies into the image
+(``COPY nginx.conf /etc/nginx/conf.d/default.conf`` with its ``proxy_pass http://api:8000;``)
+is read like a file a Compose service mounts (:func:`substrate.connectors.mounts.config_values`,
+``via: image_config``).
 """
 
 from __future__ import annotations
 
 import io
+import json
 import posixpath
 import re
+import shlex
+from typing import Any
 
 from dockerfile_parse import DockerfileParser
 from dockerfile_parse.util import extract_key_values
 
 from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.mounts import is_config_file
 from substrate.connectors.yamlnodes import Fact
 
 
@@ -32,14 +42,40 @@ def dockerfile_path(folder: str) -> str:
     return posixpath.join(folder.strip("/"), "Dockerfile") if folder.strip("/") else "Dockerfile"
 
 
+MAX_COPIED = 20  # configuration files read per image
+
+
+def _final_stage(text: str) -> list[dict[str, Any]]:
+    structure: list[dict[str, Any]] = DockerfileParser(fileobj=io.BytesIO(text.encode())).structure
+    starts = [i for i, s in enumerate(structure) if s["instruction"] == "FROM"]
+    return structure[starts[-1] if starts else 0:]
+
+
+def copied_sources(text: str) -> list[str]:
+    """The sources (relative to the build context) the final stage copies from the context:
+    ``COPY``/``ADD`` without ``--from`` (a file of another stage or image), shell or JSON form."""
+    out: list[str] = []
+    for step in _final_stage(text):
+        if step["instruction"] not in ("COPY", "ADD"):
+            continue
+        value = str(step["value"]).strip()
+        try:
+            args = json.loads(value) if value.startswith("[") else shlex.split(value)
+        except ValueError:
+            continue
+        flags = [a for a in args if str(a).startswith("--")]
+        if any(str(f).startswith("--from") for f in flags):
+            continue
+        paths = [str(a) for a in args if not str(a).startswith("--")]
+        out.extend(p for p in paths[:-1] if "://" not in p)
+    return out
+
+
 def env_defaults(text: str, path: str) -> list[tuple[str, Fact]]:
     """``(variable, Fact)`` of every ``ENV`` of the final stage of the Dockerfile ``text``."""
-    parser = DockerfileParser(fileobj=io.BytesIO(text.encode()))
-    structure = parser.structure
-    starts = [i for i, s in enumerate(structure) if s["instruction"] == "FROM"]
     lines = text.splitlines()
     out: list[tuple[str, Fact]] = []
-    for step in structure[starts[-1] if starts else 0:]:
+    for step in _final_stage(text):
         if step["instruction"] != "ENV":
             continue
         try:
@@ -70,3 +106,15 @@ def dockerfile_values(snap: GitSnapshot, folder: str,
     if not snap.exists(path):
         return []
     return [(k, f) for k, f in env_defaults(snap.read(path), path) if k not in deployed]
+
+
+def copied_configs(snap: GitSnapshot, folder: str) -> list[str]:
+    """The configuration files of ``folder`` (the build context) its Dockerfile copies into
+    the image by name (a copied folder, ``COPY . .``, is source code, not read)."""
+    path = dockerfile_path(folder)
+    if not snap.exists(path):
+        return []
+    base = folder.strip("/")
+    found = (posixpath.normpath(posixpath.join(base, s)) for s in copied_sources(snap.read(path)))
+    return [p for p in dict.fromkeys(found)
+            if is_config_file(p) and snap.exists(p)][:MAX_COPIED]

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
 from substrate.connectors.app_config import app_config_values, is_app_config_path
 from substrate.connectors.compose import ComposeService, read_compose
-from substrate.connectors.dockerfile_env import dockerfile_path, dockerfile_values
+from substrate.connectors.dockerfile_env import copied_configs, dockerfile_path, dockerfile_values
 from substrate.connectors.endpoints import HostRef, hosts_in, mask_passwords
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.k8s import ConfigValue, K8sManifests, Workload, read_k8s
-from substrate.connectors.mounts import Mounted
+from substrate.connectors.mounts import Mounted, config_values
 from substrate.connectors.yamlnodes import Fact
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
@@ -282,6 +282,12 @@ def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) 
         for key, fact in dockerfile_values(snap, folder, deployed):
             reader.env_edges(item, key, fact, {"via": "dockerfile", "var": key,
                                                "config_file": fact.path})
+        copied = copied_configs(snap, folder)
+        snap.preload(copied)
+        for path in copied:
+            for key, fact in config_values(snap.read(path), path):
+                reader.env_edges(item, key, fact, {"via": "image_config", "var": key,
+                                                   "config_file": path})
     return reader.batch
 
 

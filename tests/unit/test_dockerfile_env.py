@@ -73,3 +73,24 @@ def test_a_dockerfile_edit_is_replayed() -> None:
     (other build files only by their presence)."""
     assert is_relevant(("M", "web/Dockerfile"))
     assert not is_relevant(("M", "web/Dockerfile.dev")) and is_relevant(("A", "web/Dockerfile.dev"))
+
+
+def test_a_config_file_copied_into_the_image_names_peers(tmp_path: Path) -> None:
+    """``COPY nginx.conf /etc/nginx/conf.d/default.conf``: its ``proxy_pass`` names the API;
+    a file of another stage (``--from``) and a copied folder are not read."""
+    dockerfile = ("FROM node:20 AS build\nCOPY . .\nRUN npm run build\n\nFROM nginx:1.27\n"
+                  "COPY --from=build /app/dist /usr/share/nginx/html\n"
+                  "COPY nginx.conf /etc/nginx/conf.d/default.conf\nCOPY conf/ /etc/extra/\n")
+    nginx = ("server {\n  listen 80;\n  location /api/ {\n    proxy_pass http://api:8000/;\n"
+             "  }\n}\n")
+    compose = ("services:\n  frontend:\n    build: ./frontend\n  api:\n    image: shop/api\n"
+               "  search:\n    image: shop/search\n")
+    repo = tmp_path / "r"
+    init_repo(repo)
+    sha = commit_tree(repo, {"docker-compose.yml": compose, "frontend/Dockerfile": dockerfile,
+                             "frontend/nginx.conf": nginx,
+                             "frontend/conf/extra.conf": "upstream s { server search:9000; }\n"},
+                      "init", "2026-01-01T00:00:00Z")[:7]
+    edges = {(e.dst, e.evidence_ref, e.props.get("via")) for e in batch_at(repo).edges
+             if e.src == "service:frontend" and e.type == "CALLS"}
+    assert edges == {("service:api", f"frontend/nginx.conf#L4@{sha}", "image_config")}

@@ -103,6 +103,17 @@ def test_nl_cypher_with_no_rows_and_risks_without_factors() -> None:
         clean(nl_compose({"columns": ["entity"], "rows": [], "mode": mode})[0])
 
 
+def test_a_count_names_its_members_by_name() -> None:
+    from substrate.retrieval.nl_cypher.answer import compose as nl_compose
+
+    fact = {"columns": ["count", "members", "names"], "mode": "count",
+            "rows": [[2, ["service:mobile-bff", "service:pricing"], ["mobile-bff", "pricing"]]]}
+    assert nl_compose(fact)[0] == "2: mobile-bff, pricing."
+    fact = {"columns": ["count", "members"], "mode": "count",  # a /cypher row of that shape
+            "rows": [[1, ["service:pricing"]]]}
+    assert nl_compose(fact)[0] == "1: service:pricing."
+
+
 def _hop(frm: str, to: str, ref: str) -> dict[str, Any]:
     return {"from": f"service:{frm}", "to": f"service:{to}", "type": "CALLS",
             "evidence_ref": ref, "address": f"{to}:80"}

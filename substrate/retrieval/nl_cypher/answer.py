@@ -27,8 +27,8 @@ def compose(fact: dict[str, Any]) -> tuple[str, list[Citation]]:
     mode = fact.get("mode")
     if not rows:  # never "Ranked: ." or "."
         return ("Nothing matched: the translated query ran and returned no rows."), cites.items
-    if mode == "count" and rows and columns[:1] == ["count"]:
-        members = rows[0][1] if len(rows[0]) > 1 else []
+    if mode == "count" and rows and columns[:1] == ["count"]:  # count, members (ceids), names
+        members = rows[0][2] if len(rows[0]) > 2 else rows[0][1] if len(rows[0]) > 1 else []
         listed = ", ".join(members[:MAX_LISTED])
         more = " …" if len(members) > MAX_LISTED else ""
         return f"{rows[0][0]}" + (f": {listed}{more}." if members else "."), cites.items

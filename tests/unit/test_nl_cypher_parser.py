@@ -229,3 +229,17 @@ def test_a_long_part_and_an_unknown_language_are_not_states() -> None:
         parse("Which services are written in a Python sidecar for the model?", LANG_SCHEMA, NOW)
     with pytest.raises(Unparsed):
         parse("Which services are written in Go?", SCHEMA, NOW)  # no language in the graph
+
+
+def test_a_filter_after_the_verb_narrows_what_the_entity_relates_to() -> None:
+    """"Which services does payment call that are written in Go?": the services, not
+    payment, are written in Go."""
+    plan = parse("Which services does payment call that are written in Go?", LANG_SCHEMA, NOW)
+    text, params = to_cypher(CypherLibrary.load(), plan)
+    flat = " ".join(text.split())
+    assert ("MATCH (n:Service) WHERE EXISTS { MATCH (n)<-[:CALLS]-(m1:Service) "
+            "WHERE m1.ceid = $p0 }"
+            " AND n.language = $p1") in flat
+    assert params == {"p0": "service:payment", "p1": "Go"}
+    assert parse("How many services does payment call that are written in Go?", LANG_SCHEMA,
+                 NOW).mode == "count"

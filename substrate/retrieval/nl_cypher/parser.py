@@ -236,9 +236,11 @@ def build(tree: Tree[Any], schema: Schema) -> Plan:
         return plan("count" if rule == "count" else "list", b.np(subs[0], "n"))
     if rule in ("listing_objects", "count_objects", "objects"):
         subject = b.np(subs[0], "n") if rule != "objects" else Node("n", (ANY,))
-        ent = b.entity(subs[-1])
-        subject.conds.append(b.connect(by_kind["REL"], subject, ent,
+        at = next(i for i, s in enumerate(subs) if s.data == "target_ent")
+        subject.conds.append(b.connect(by_kind["REL"], subject, b.entity(subs[at]),
                                        direction=lambda s: flip(s.direction)))
+        for trailing in subs[at + 1:]:  # "... does frontend call that are written in Go"
+            b.filter(subject, trailing)
         return plan("count" if rule == "count_objects" else "list", subject)
     if rule in ("who", "subjects"):
         subject = Node("n", _WHO if rule == "who" else (ANY,))

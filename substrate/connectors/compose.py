@@ -50,6 +50,9 @@ class ComposeService:
     profiles: list[str] = field(default_factory=list)
     ports: list[Fact] = field(default_factory=list)
     mounted: list[Mounted] = field(default_factory=list)  # values of mounted config files
+    # a variable passed without a value (``- CART_ADDR``) takes it from the project's .env:
+    # ``env`` holds the .env line (where the value is), this the line that passes it
+    env_at: dict[str, Fact] = field(default_factory=dict)
 
 
 def _rank(name: str) -> tuple[int, str]:
@@ -94,9 +97,10 @@ def _include_entries(node: Node | None) -> list[tuple[str, str | None, str | Non
 class _Reader:
     """Reads the services of one file into the merged project."""
 
-    def __init__(self, snap: GitSnapshot, directory: str, env: dict[str, str],
+    def __init__(self, snap: GitSnapshot, directory: str, env: dict[str, Fact],
                  seen: set[str] | None = None) -> None:
-        self.snap, self.directory, self.env = snap, directory, env
+        self.snap, self.directory, self.env_facts = snap, directory, env
+        self.env = {k: f.value for k, f in env.items()}
         self.path = ""
         self.seen = seen if seen is not None else set()
 
@@ -128,7 +132,7 @@ class _Reader:
                 continue
             base = _join(posixpath.dirname(path), project_dir) if project_dir else None
             directory = base if base is not None else posixpath.dirname(included)
-            env = dotenv(self.snap, directory, env_file)
+            env = dotenv_facts(self.snap, directory, env_file)
             _Reader(self.snap, directory, env, self.seen).read_file(included, project)
 
     def read_build(self, svc: ComposeService, node: Node | None) -> None:
@@ -193,15 +197,31 @@ class _Reader:
 
     def read_environment(self, svc: ComposeService, node: Node | None) -> None:
         for key, value in pairs(node):
-            unset = Fact(self.env.get(str(key.value), ""), self.path, line_of(key))
-            svc.env[str(key.value)] = self.fact(value, key) or unset
+            given = self.fact(value, key)
+            if given is None:
+                self.passed(svc, str(key.value), Fact("", self.path, line_of(key)))
+            else:
+                svc.env[str(key.value)] = given
+                svc.env_at.pop(str(key.value), None)
         for item in items(node):
             entry = self.fact(item)
             if entry is None:
                 continue
             name, sep, text = entry.value.partition("=")
-            text = text if sep else self.env.get(name, "")
-            svc.env[name.strip()] = Fact(text, entry.path, entry.line)
+            if sep:
+                svc.env[name.strip()] = Fact(text, entry.path, entry.line)
+                svc.env_at.pop(name.strip(), None)
+            else:
+                self.passed(svc, name.strip(), entry)
+
+    def passed(self, svc: ComposeService, name: str, at: Fact) -> None:
+        """``name`` passed without a value: the project's .env value, at its line."""
+        found = self.env_facts.get(name)
+        svc.env[name] = found if found is not None else Fact("", at.path, at.line)
+        if found is not None:
+            svc.env_at[name] = at
+        else:
+            svc.env_at.pop(name, None)
 
     def read_env_files(self, svc: ComposeService, node: Node | None) -> None:
         entries = [scalar(node)] + [scalar(n) or scalar(get(n, "path")) for n in items(node)]
@@ -212,14 +232,20 @@ class _Reader:
             if self.snap.exists(path):
                 for name, fact in parse_env_file(self.snap.read(path), path).items():
                     svc.env[name] = fact
+                    svc.env_at.pop(name, None)
 
 
 def dotenv(snap: GitSnapshot, directory: str, name: str | None = None) -> dict[str, str]:
     """Variables of the ``.env`` (or ``name``) next to the Compose files (for interpolation)."""
+    return {k: f.value for k, f in dotenv_facts(snap, directory, name).items()}
+
+
+def dotenv_facts(snap: GitSnapshot, directory: str, name: str | None = None) -> dict[str, Fact]:
+    """``dotenv`` with each value's line."""
     path = _join(directory, name or ".env")
     if not snap.exists(path):
         return {}
-    return {k: f.value for k, f in parse_env_file(snap.read(path), path).items()}
+    return parse_env_file(snap.read(path), path)
 
 
 def read_compose(snap: GitSnapshot) -> list[ComposeService]:
@@ -227,7 +253,7 @@ def read_compose(snap: GitSnapshot) -> list[ComposeService]:
     out: list[ComposeService] = []
     for directory, paths in sorted(compose_files(snap.files()).items()):
         snap.preload(paths)
-        reader = _Reader(snap, directory, dotenv(snap, directory), set(paths))
+        reader = _Reader(snap, directory, dotenv_facts(snap, directory), set(paths))
         project: dict[str, ComposeService] = {}
         for path in paths:
             reader.read_file(path, project)

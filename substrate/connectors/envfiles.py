@@ -30,14 +30,19 @@ def _unquote(value: str) -> str:
 
 
 def parse_env_file(text: str, path: str) -> dict[str, Fact]:
-    """``KEY=VALUE`` lines (``export``, comments, quotes) as facts with their lines."""
+    """``KEY=VALUE`` lines (``export``, comments, quotes) as facts with their lines. As in
+    Compose, an unquoted or double-quoted value is interpolated with the variables set above
+    it (``CART_ADDR=cart:${CART_PORT}``); a single-quoted one is literal."""
     out: dict[str, Fact] = {}
     for no, raw in enumerate(text.splitlines(), start=1):
         if raw.lstrip().startswith("#"):
             continue
         match = _LINE.match(raw)
         if match:
-            out[match.group(1)] = Fact(_unquote(match.group(2)), path, no)
+            value = _unquote(match.group(2))
+            if "$" in value and not match.group(2).strip().startswith("'"):
+                value = interpolate(value, {k: f.value for k, f in out.items()})
+            out[match.group(1)] = Fact(value, path, no)
     return out
 
 

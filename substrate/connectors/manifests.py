@@ -136,6 +136,7 @@ class _Deployed:
     depends: dict[str, Fact]
     config: dict[str, ConfigValue] | None = None
     mounted: list[Mounted] = field(default_factory=list)
+    env_at: dict[str, Fact] = field(default_factory=dict)  # where a .env value is passed
 
 
 class ManifestReader:
@@ -179,7 +180,8 @@ class ManifestReader:
         if svc.build is not None:
             entity.props.setdefault("build_context", svc.build.value)
         depends = {**svc.depends_on, **svc.links}
-        self.deployed.append(_Deployed(entity, svc.env, None, depends, mounted=svc.mounted))
+        self.deployed.append(_Deployed(entity, svc.env, None, depends, mounted=svc.mounted,
+                                       env_at=svc.env_at))
 
     def add_k8s(self, manifests: K8sManifests) -> None:
         entities: list[Entity] = []
@@ -237,7 +239,9 @@ class ManifestReader:
             if dst and dst != src:
                 self.edge("DEPENDS_ON", src, dst, fact, 1.0, {"via": "depends_on"})
         for var, fact in sorted(item.env.items()):
-            self.env_edges(item, var, fact, {"via": "env", "var": var})
+            at = item.env_at.get(var)
+            self.env_edges(item, var, fact, {"via": "env", "var": var} if at is None else {
+                "via": "env", "var": var, "evidence_refs": [self.ref(fact), self.ref(at)]})
         for var, value in sorted((item.config or {}).items()):
             props: dict[str, object] = {
                 "via": "configmap", "var": var, "configmap": value.configmap,

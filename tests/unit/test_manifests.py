@@ -42,6 +42,17 @@ def test_env_file_lines_quotes_and_comments() -> None:
     assert parsed == {"A": ("1", 2), "B": ("two words", 3), "C": ("plain", 4), "D": ("x#y", 6)}
 
 
+def test_env_file_values_use_the_variables_set_above_them() -> None:
+    """Compose interpolates a .env value with the variables before it (opentelemetry-demo:
+    ``CART_SERVICE_ADDR=cartservice:${CART_SERVICE_PORT}``); single quotes keep it literal."""
+    text = ("CART_PORT=7070\nCART_ADDR=cartservice:${CART_PORT}\nEMAIL=\"http://email:${PORT:-8080}\"\n"
+            "RAW='a${CART_PORT}'\nLATER=${UNSET_YET}x\nUNSET_YET=1\n")
+    parsed = {k: f.value for k, f in parse_env_file(text, ".env").items()}
+    assert parsed == {"CART_PORT": "7070", "CART_ADDR": "cartservice:7070",
+                      "EMAIL": "http://email:8080", "RAW": "a${CART_PORT}", "LATER": "x",
+                      "UNSET_YET": "1"}
+
+
 @pytest.mark.parametrize(
     ("var", "value", "hosts"),
     [
@@ -279,3 +290,22 @@ def test_an_edge_keeps_the_address_peers_call_not_the_health_check(tmp_path: Pat
     assert edge.props["var"] == "urls__basket"
     assert edge.evidence_ref == f"docker-compose.yml#L8@{sha[:7]}"
     assert edge.props["evidence_refs"] == [edge.evidence_ref, f"docker-compose.yml#L7@{sha[:7]}"]
+
+
+def test_a_variable_passed_without_a_value_cites_the_env_line_and_the_passing_line(
+        tmp_path: Path) -> None:
+    """opentelemetry-demo's shape: ``environment: [CART_ADDR]`` takes the value from the
+    project's .env, itself built from another variable; the edge's evidence is the .env line
+    that holds the address, then the line that passes it."""
+    compose = ("services:\n  checkout:\n    image: shop/checkout\n    environment:\n"
+               "      - CART_ADDR\n      - LOG_LEVEL\n  cart:\n    image: shop/cart\n")
+    env = "CART_PORT=7070\nCART_ADDR=cart:${CART_PORT}\n"
+    repo = tmp_path / "r"
+    init_repo(repo)
+    sha = commit_tree(repo, {"docker-compose.yml": compose, ".env": env}, "init",
+                      "2026-01-01T00:00:00Z")[:7]
+    (edge,) = [e for e in batch_at(repo).edges if e.type == "CALLS"]
+    assert (edge.src, edge.dst, edge.props["address"], edge.props["port"]) == \
+        ("service:checkout", "service:cart", "cart:7070", 7070)
+    assert edge.evidence_ref == f".env#L2@{sha}"
+    assert edge.props["evidence_refs"] == [f".env#L2@{sha}", f"docker-compose.yml#L5@{sha}"]

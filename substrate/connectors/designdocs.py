@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from functools import partial
 
 from substrate.connectors.adr import is_adr_path
@@ -64,8 +65,28 @@ def design_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
     return batch
 
 
+# a first paragraph that tells how to build or run the code, or a list, not what the service
+# is ("Run the following command to restore dependencies to `vendor/` directory:")
+_INSTRUCTIONS = re.compile(r"^(?:run|install|build|execute|clone|compile|start|to\s+(?:build|run"
+                           r"|install|start|test|deploy)|use\s+the\s+following)\b|^[-*+]\s",
+                           re.I)
+_LAST_SENTENCE = re.compile(r"(?<=[.!?])\s+[^.!?]*:$")
+
+
+def _describing(paragraph: str) -> str:
+    """The part of a README's first paragraph that says what the service is: none for
+    instructions or a list; without its last sentence when that one introduces what follows
+    ("... as a log message. It expects a JSON payload like:")."""
+    if _INSTRUCTIONS.search(paragraph):
+        return ""
+    if paragraph.endswith(":"):
+        return _LAST_SENTENCE.sub("", paragraph) if _LAST_SENTENCE.search(paragraph) else ""
+    return paragraph
+
+
 def describe_services(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
-    """Set ``description`` (and ``readme``) of each service from its folder's README."""
+    """Set ``description`` (and ``readme``) of each service from its folder's README (unless
+    its first paragraph is build or run instructions)."""
     readmes = {cid: f"{d}/README.md" for cid, d in dirs.items() if is_readme_path(f"{d}/README.md")}
     snap.preload(p for p in readmes.values() if snap.exists(p))
     for cid, path in sorted(readmes.items()):
@@ -74,7 +95,7 @@ def describe_services(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str])
         entity: Entity = index.get(cid)
         doc = parse_markdown(snap.read(path))
         lines = first_paragraph_lines(doc.body)
-        description = paragraph_text(lines)
+        description = _describing(paragraph_text(lines))
         if description:
             state_attribute(entity, "description", description, snap.ref(path, lines[0][0]))
             entity.props["readme"] = path

@@ -83,7 +83,8 @@ READERS: tuple[Reader, ...] = (
     Reader("dockerfile env", is_dockerfile_path, "**/Dockerfile (its ENV defaults)"),
     Reader("python packages", is_package_marker, "**/__init__.py"),
     Reader("readme", is_readme_path, "<folder>/**/README.md"),
-    Reader("readme tables", is_table_path, ", ".join(TABLE_FILES)),
+    Reader("readme tables", is_table_path, ", ".join(TABLE_FILES) + ", [docs/]services.md, "
+           "[docs/]service_table.md, ..."),
     Reader("app config", is_app_config_path,
            "**/src/main/resources/application*.y(a)ml|properties, bootstrap*"),
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),

@@ -3,10 +3,11 @@ repository ("| Service | Language | Description |", each row linking the service
 and the ``Language:`` line of a service folder's own README.
 
 * Tables are read from the top-level ``README.md`` and ``docs/README.md``
-  (:data:`TABLE_FILES`) with markdown-it-py (GitHub's table syntax). A table counts when one
-  header cell names the entries (``Service``, ``Microservice``, ``Component``, ``Name``,
-  ...) and another gives a ``Description`` (``Purpose``, ``Summary``, ...) or a
-  ``Language``.
+  (:data:`TABLE_FILES`), and from a page of their own at the root or in ``docs/``
+  (``services.md``, ``service_table.md``, ``service-catalog.md``, ...), with markdown-it-py
+  (GitHub's table syntax). A table counts when one header cell names the entries
+  (``Service``, ``Microservice``, ``Component``, ``Name``, ...) and another gives a
+  ``Description`` (``Purpose``, ``Summary``, ...) or a ``Language``.
 * A row names its service by the link in its name cell (``[ledger-writer](/src/ledger/
   ledgerwriter)``: the service whose source folder that is), else by its text, resolved like a
   manifest name (exactly or after normalising: ``balance-reader`` -> balancereader), never
@@ -49,8 +50,20 @@ class ServiceRow:
     language: str
 
 
+# a page of its own listing the services, at the root or in docs/ ("docs/service_table.md")
+_TABLE_PAGE = re.compile(r"^(?:docs/)?(?:services?|service[-_]?(?:table|list|catalog(?:ue)?"
+                         r"|overview|index)|components)\.md$", re.I)
+
+
 def is_table_path(path: str) -> bool:
-    return path in TABLE_FILES
+    return path in TABLE_FILES or bool(_TABLE_PAGE.match(path))
+
+
+def table_paths(snap: GitSnapshot) -> list[str]:
+    """The files whose service tables are read, in the order their values are taken: the
+    README, docs/README.md, then the service pages by name."""
+    pages = sorted(p for p in snap.files() if _TABLE_PAGE.match(p))
+    return [p for p in TABLE_FILES if snap.exists(p)] + pages
 
 
 def service_rows(text: str) -> list[ServiceRow]:
@@ -117,11 +130,11 @@ def _row(columns: _Columns, cells: list[tuple[str, str]], line: int) -> ServiceR
 def describe_from_tables(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
     """Set ``description`` and ``language`` of the services the README tables list."""
     folders = {folder.strip("/"): cid for cid, folder in dirs.items()}
-    present = [p for p in TABLE_FILES if snap.exists(p)]
+    present = table_paths(snap)
     snap.preload(present)
     for path in present:
         for row in service_rows(snap.read(path)):
-            cid = _service_of(row, index, folders)
+            cid = _service_of(row, index, folders, posixpath.dirname(path))
             if cid is None:
                 continue
             entity = index.get(cid)
@@ -148,13 +161,19 @@ def state_attribute(entity: Entity, key: str, value: str, ref: str) -> None:
     entity.props["attribute_refs"] = sorted({*refs, f"{key}|{value}|{ref}"})
 
 
-def _service_of(row: ServiceRow, index: NameIndex, folders: dict[str, str]) -> str | None:
+def _service_of(row: ServiceRow, index: NameIndex, folders: dict[str, str],
+                base: str = "") -> str | None:
+    """The service a row names: by its link (relative to the table's folder, or to the
+    repository root when it starts with ``/``; a link to a file names the file's folder),
+    else by its text."""
     href = row.href.split("#", 1)[0].split("?", 1)[0]
     if href and "://" not in href:
-        folder = posixpath.normpath(href.removeprefix("./").lstrip("/")).strip("/")
-        cid = folders.get(folder)
-        if cid is not None and cid in index:
-            return cid
+        joined = href.lstrip("/") if href.startswith("/") else posixpath.join(base, href)
+        folder = posixpath.normpath(joined).strip("/")
+        for candidate in (folder, posixpath.dirname(folder)):
+            cid = folders.get(candidate)
+            if cid is not None and cid in index:
+                return cid
     for name in (row.name, row.name.strip("`")):
         found = index.resolve(name, fuzzy=False)
         if found.ceid is not None and found.confidence >= NORMALISED \

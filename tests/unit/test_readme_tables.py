@@ -91,3 +91,41 @@ def test_the_readme_table_describes_services_with_its_lines(tmp_path: Path) -> N
 
 def test_history_replay_reads_the_readme() -> None:
     assert is_read("README.md") and is_read("docs/README.md")
+
+
+SERVICE_PAGE = """\
+# Service Roles
+
+| Service | Language | Description |
+| --- | --- | --- |
+| [checkout](../src/checkout/README.md) | Go | Prepares the order. |
+| [email](../src/email/README.md) | Ruby | Sends the confirmation. |
+| [payment](../src/payment/README.md) | JavaScript | Charges the card. |
+"""
+
+
+def test_a_docs_service_page_and_readmes_that_do_not_describe(tmp_path: Path) -> None:
+    """opentelemetry-demo's shape: the table is ``docs/service_table.md``, its links relative
+    to ``docs/`` and to each folder's README; a folder README opening on build instructions,
+    a list, or a sentence introducing a payload describes nothing of its own (or less)."""
+    repo = init_repo(tmp_path / "repo")
+    files = {
+        "docs/service_table.md": SERVICE_PAGE,
+        **{f"k8s/{n}.yaml": K8S.format(name=n) for n in ("checkout", "email", "payment")},
+        **{f"src/{n}/Dockerfile": "FROM scratch\n" for n in ("checkout", "email", "payment")},
+        "src/checkout/README.md": "# checkout\n\nRun the following command to restore "
+                                  "dependencies:\n\n```sh\ndep ensure\n```\n",
+        "src/email/README.md": "# Email\n\nThe Email service renders a log message. It "
+                               "expects a JSON payload like:\n\n```json\n{}\n```\n",
+        "src/payment/README.md": "# Payment\n\n- Completed: :100:\n- Not yet: :construction:\n",
+    }
+    sha = commit_tree(repo, files, "init", "2026-08-03T09:00:00Z")[:7]
+    nodes = {n.ceid: n.props for n in batch_at(repo).nodes}
+    assert nodes["service:checkout"]["description"] == "Prepares the order."
+    assert f"language|Go|docs/service_table.md#L5@{sha}" in \
+        nodes["service:checkout"]["attribute_refs"]
+    assert nodes["service:email"]["description"] == "The Email service renders a log message."
+    assert nodes["service:email"]["language"] == "Ruby"
+    assert nodes["service:payment"]["description"] == "Charges the card."
+    assert is_read("docs/service_table.md") and is_read("SERVICES.md")
+    assert not is_read("docs/setup.md")

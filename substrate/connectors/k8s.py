@@ -1,8 +1,8 @@
 """Kubernetes manifests (multi-document YAML) → workloads, Services and ConfigMaps with lines.
 
 A file is read when it is ``*.yaml``/``*.yml`` and has at least one document with both
-``apiVersion`` and ``kind``; a file holding ``{{ ... }}`` placeholders (a Helm chart's
-``templates/``, any Go-template) is not rendered, so it is not read at all. Workloads:
+``apiVersion`` and ``kind``; a Helm chart's ``templates/`` (any Go-template: see
+:func:`is_template`) is not rendered, so it is not read at all. Workloads:
 Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod. A k8s ``Service`` is a DNS
 name for the workloads its selector picks. A container's environment read from a ConfigMap
 (``envFrom: [{configMapRef: {name}}]``, ``env[].valueFrom.configMapKeyRef``) resolves to the
@@ -22,11 +22,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import yaml
 from yaml.nodes import Node
+from yaml.tokens import FlowMappingStartToken, ScalarToken
 
 from substrate.connectors.envfiles import is_env_file, parse_env_file
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.yamlnodes import (
+    LOADER,
     Fact,
     compose_all,
     fact,
@@ -41,11 +44,34 @@ from substrate.connectors.yamlnodes import (
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod")
 _SKIP_DIRS = (".github/", "docs/")
 _TEMPLATE = re.compile(r"\{\{-?\s*[-.$A-Za-z_(\"/][^\n]*?\}\}")
+# a Helm action inside a string ("{{ .Values.image }}", "{{- include ...}}"), unlike the
+# placeholders of the texts a manifest carries (Grafana's "{{instance}}", Prometheus'
+# "{{ $labels.pod }}" in a rendered chart's dashboards and alert rules)
+_HELM_ACTION = re.compile(r"\{\{-?\s*(?:\.|(?:include|template|if|else|end|range|with|define"
+                          r"|toYaml|tpl|required|default|quote)\b)")
 
 
 def is_template(text: str) -> bool:
-    """Does the text hold Helm/Go-template placeholders (``{{ .Values.x }}``)?"""
-    return bool(_TEMPLATE.search(text))
+    """Is the text a Helm/Go template rather than YAML: placeholders where the YAML itself is
+    (``image: {{ .Values.image }}``, ``{{- if ... }}`` lines: a plain scalar or a ``{{`` the
+    YAML scanner reads as nested flow mappings), a Helm action inside a string, or text that
+    does not scan. ``{{ }}`` only inside strings and block scalars (a rendered chart's
+    Grafana dashboards and alert rules) is text the manifest carries, and the file is read."""
+    if not _TEMPLATE.search(text):
+        return False
+    previous = None
+    try:
+        for token in yaml.scan(text, Loader=LOADER):
+            if isinstance(token, FlowMappingStartToken) and \
+                    isinstance(previous, FlowMappingStartToken):
+                return True
+            if isinstance(token, ScalarToken) and "{{" in token.value and (
+                    token.plain or _HELM_ACTION.search(token.value)):
+                return True
+            previous = token
+    except yaml.YAMLError:
+        return True
+    return False
 
 
 @dataclass(frozen=True)

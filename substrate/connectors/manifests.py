@@ -96,6 +96,21 @@ def _kind(image: str | None, ports: list[Fact]) -> str | None:
     return port_kind([p.value for p in ports])
 
 
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+
+
+def _release_stripped(work: Workload) -> str | None:
+    """A rendered Helm chart names a workload ``<release>-<component>`` and labels it
+    ``app.kubernetes.io/instance: <release>`` (Kubernetes' recommended labels): the component's
+    own name (``opentelemetry-demo-adservice`` -> ``adservice``), as a Compose file or the
+    README calls it; None when the name does not start with the release's."""
+    release = work.labels.get(INSTANCE_LABEL, "")
+    name = work.name.value
+    if release and name.startswith(release + "-") and len(name) > len(release) + 1:
+        return name[len(release) + 1:]
+    return None
+
+
 def _label(image: str | None, ports: list[Fact]) -> str:
     return "Infrastructure" if _kind(image, ports) else "Service"
 
@@ -191,8 +206,11 @@ class ManifestReader:
             # database's client) is neither a datastore nor a service: Infrastructure(kind=job)
             batch = work.kind in RUN_TO_COMPLETION
             label = "Infrastructure" if batch else _label(image, work.ports)
-            entity = self.declare(("k8s", work.ns or ""), label, work.name.value,
+            short = _release_stripped(work)
+            entity = self.declare(("k8s", work.ns or ""), label, short or work.name.value,
                                   self.ref(work.name))
+            if short:  # the rendered name is a name of it too
+                self.index.alias(entity.ceid, work.name.value, self.ref(work.name))
             if batch:
                 entity.props.setdefault("kind", "job")
             # the environment a ConfigMap gives it (envFrom, configMapKeyRef) is its own too:

@@ -31,13 +31,13 @@ def compose_all(text: str) -> list[Node]:
 
 # libyaml's parser when PyYAML has it (~13x faster; the same nodes, values and lines: checked
 # on every YAML blob of the devset histories, 4,918 of them, invalid ones included)
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @lru_cache(maxsize=4096)
 def _compose_all(text: str) -> tuple[Node, ...]:
     try:
-        return tuple(d for d in yaml.compose_all(text, Loader=_LOADER) if d is not None)
+        return tuple(d for d in yaml.compose_all(text, Loader=LOADER) if d is not None)
     except yaml.YAMLError:
         return ()
 

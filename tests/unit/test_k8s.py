@@ -240,3 +240,75 @@ def test_a_job_that_populates_a_database_is_neither_a_datastore_nor_a_service(
     db = next(n for n in batch.nodes if n.name == "orders-db")
     assert (db.label, db.props["kind"]) == ("Infrastructure", "database")
     assert _edge(batch, "infra:populate-orders-db", "infra:orders-db").type == "DEPENDS_ON"
+
+
+RENDERED = """\
+# Source: shop/templates/dashboards.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: shop-dashboards
+data:
+  pods.json: |
+    {"targets": [{"legendFormat": "{{instance}}"}]}
+  rules.yaml: |
+    summary: "{{ $labels.pod }} is down"
+---
+# Source: shop/templates/component.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: shop-cart
+  labels:
+    app.kubernetes.io/instance: shop
+    app.kubernetes.io/component: cart
+spec:
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/instance: shop
+    spec:
+      containers:
+        - name: cart
+          image: example/cart:1
+          env:
+            - name: CATALOG_ADDR
+              value: "shop-catalog:8080"
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: shop-catalog
+  labels:
+    app.kubernetes.io/instance: shop
+spec:
+  template:
+    spec:
+      containers:
+        - name: catalog
+          image: example/catalog:1
+"""
+
+
+def test_a_rendered_chart_is_read_though_its_texts_hold_placeholders() -> None:
+    """opentelemetry-demo's kubernetes/opentelemetry-demo.yaml: Grafana legends and
+    Prometheus alert texts inside strings are not a template; Helm actions are, even quoted."""
+    assert not is_template(RENDERED)
+    assert is_template('apiVersion: v1\nkind: Pod\nmetadata:\n  name: "{{ .Release.Name }}"\n')
+    assert is_template("apiVersion: v1\nkind: Pod\n{{- if .Values.on }}\nmetadata: {}\n"
+                       "{{- end }}\n")
+
+
+def test_a_release_prefixed_workload_is_the_component_compose_names(tmp_path: Path) -> None:
+    """``shop-cart`` labelled ``app.kubernetes.io/instance: shop`` is the ``cart`` of the
+    Compose file: one entity, the rendered name an alias, its calls resolved either way."""
+    compose = "services:\n  cart:\n    image: example/cart:1\n  catalog:\n    image: x/c:1\n"
+    repo = init_repo(tmp_path / "repo")
+    commit_tree(repo, {"docker-compose.yml": compose, "k8s/shop.yaml": RENDERED}, "init",
+                "2026-08-03T09:00:00Z")
+    batch = batch_at(repo)
+    services = sorted(n.ceid for n in batch.nodes if n.label == "Service")
+    assert services == ["service:cart", "service:catalog"]
+    cart = next(n for n in batch.nodes if n.ceid == "service:cart")
+    assert "shop-cart" in cart.props["aliases"]
+    assert _edge(batch, "service:cart", "service:catalog").props["address"] == "shop-catalog:8080"

@@ -1,6 +1,7 @@
 """Addresses in a service's own application configuration: Spring Boot's
 ``src/main/resources/application*.yml|yaml|properties`` (and ``bootstrap*``) in the service's
-source folder.
+source folder, and ASP.NET Core's ``appsettings*.json`` beside its project (a YARP gateway's
+``"Address": "http://catalog-api/"`` clusters, connection strings).
 
 A Spring service takes its peers from there rather than from its environment: a gateway's
 routes (``uri: lb://customers-service``, the load-balanced name of a registered service), the
@@ -23,22 +24,25 @@ from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.mounts import config_values
 from substrate.connectors.yamlnodes import Fact
 
-_APP_CONFIG = re.compile(r"(?:^|/)src/main/resources/(?:application|bootstrap)(?:-[\w.-]+)?"
-                         r"\.(?:ya?ml|properties)$")
+_SPRING = re.compile(r"(?:^|/)src/main/resources/(?:application|bootstrap)(?:-[\w.-]+)?"
+                     r"\.(?:ya?ml|properties)$")
+_ASPNET = re.compile(r"(?:^|/)appsettings(?:\.[\w-]+)?\.json$")
 _PLACEHOLDER = re.compile(r"\$\{[^}:]+:([^}]*)\}|\$\{[^}]*\}")
 _IMPORT = re.compile(r"^(?:optional:)?configserver:", re.I)
 
 
 def is_app_config_path(path: str) -> bool:
-    return bool(_APP_CONFIG.search(path))
+    return bool(_SPRING.search(path) or _ASPNET.search(path))
 
 
 def app_config_files(candidates: list[str], folder: str) -> list[str]:
     """The application configuration files (among ``candidates``: the repository's paths
     :func:`is_app_config_path` keeps) of the service whose source is ``folder``."""
     prefix = folder.rstrip("/") + "/"
+    depth = {3: _SPRING, 0: _ASPNET}  # src/main/resources/x; the project's own folder
     return sorted(p for p in candidates if p.startswith(prefix)
-                  and posixpath.relpath(p, folder).count("/") == 3)  # src/main/resources/x
+                  and (rx := depth.get(posixpath.relpath(p, folder).count("/"))) is not None
+                  and rx.search(p))
 
 
 def app_config_values(snap: GitSnapshot, folder: str,

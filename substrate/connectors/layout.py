@@ -10,7 +10,9 @@ dependency (see :mod:`path_filter`). A folder answers to its name.
 
 A Service or Infrastructure entity is linked to, strongest first:
 
-1. its Compose ``build:`` context (``build_context`` prop, set by :mod:`manifests`);
+1. the folder of its Compose ``build:`` Dockerfile when that sits below the context
+   (``context: src``, ``dockerfile: Services/Basket/Dockerfile``: ``dockerfile`` prop), else
+   the context itself (``build_context`` prop; both set by :mod:`manifests`);
 2. the module folder whose name is one of the entity's names (exactly or after the
    normalisation of :mod:`aliases`), preferring a folder that holds one of the entity's own
    manifests or charts (``src/ledger/balancereader`` for
@@ -137,6 +139,9 @@ def _rank(folder: str, manifests: list[str]) -> tuple[int, int, str]:
 
 def source_folder(entity: Entity, modules: ModuleFolders) -> str | None:
     """The folder holding ``entity``'s source (see the module docstring), or None."""
+    dockerfile = entity.props.get("dockerfile")  # built from a shared context: its own folder
+    if isinstance(dockerfile, str) and dockerfile:
+        return posixpath.dirname(dockerfile)
     context = entity.props.get("build_context")
     if isinstance(context, str) and context:
         return context
@@ -159,11 +164,13 @@ def link_sources(snap: GitSnapshot, index: NameIndex, known: dict[str, str]) -> 
             entity.props["charts"] = charts
         if entity.ceid in known:
             continue
-        folder = source_folder(entity, modules)
-        if folder is not None and any(p.startswith(folder + "/") and is_build_path(p)
-                                      for p in snap.files()):
-            entity.props["path"] = folder + "/"
-            linked[entity.ceid] = folder
+        context = entity.props.get("build_context")  # when the Dockerfile named is not there
+        for folder in (source_folder(entity, modules), context if context else None):
+            if folder is not None and any(p.startswith(folder + "/") and is_build_path(p)
+                                          for p in snap.files()):
+                entity.props["path"] = folder + "/"
+                linked[entity.ceid] = folder
+                break
     return linked
 
 

@@ -96,6 +96,18 @@ def _kind(image: str | None, ports: list[Fact]) -> str | None:
     return port_kind([p.value for p in ports])
 
 
+def _dockerfile_in(context: str, dockerfile: str) -> str | None:
+    """The repository path of a Dockerfile named relative to its build context, when it sits
+    in a folder below the context (``context: src``, ``dockerfile: Services/Basket/Dockerfile``:
+    the monorepo way of building each service from the shared root); None otherwise."""
+    if not dockerfile or posixpath.isabs(dockerfile):
+        return None
+    path = posixpath.normpath(posixpath.join(context, dockerfile))
+    folder = posixpath.dirname(path)
+    inside = context in ("", ".") or folder.startswith(context.rstrip("/") + "/")
+    return path if inside and folder not in ("", ".", context.rstrip("/")) else None
+
+
 INSTANCE_LABEL = "app.kubernetes.io/instance"
 
 
@@ -194,6 +206,9 @@ class ManifestReader:
         _union(entity.props, "profiles", svc.profiles)
         if svc.build is not None:
             entity.props.setdefault("build_context", svc.build.value)
+            dockerfile = _dockerfile_in(svc.build.value, svc.dockerfile)
+            if dockerfile:
+                entity.props.setdefault("dockerfile", dockerfile)
         depends = {**svc.depends_on, **svc.links}
         self.deployed.append(_Deployed(entity, svc.env, None, depends, mounted=svc.mounted,
                                        env_at=svc.env_at))

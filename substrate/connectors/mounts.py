@@ -113,8 +113,9 @@ def _text_values(text: str, path: str) -> Iterator[tuple[str, Fact]]:
 
 def config_values(text: str, path: str) -> list[tuple[str, Fact]]:
     """``(key, value with its line)`` of a configuration file, in file order."""
-    values = _yaml_values(text, path) if path.lower().endswith(YAML_SUFFIXES) else \
-        _text_values(text, path)
+    structured = path.lower().endswith((*YAML_SUFFIXES, ".json"))  # JSON is YAML
+    values = _yaml_values(text, path) if structured and compose_all(text) else \
+        _text_values(text, path)  # or, not parsing (appsettings.json with comments), by line
     out = []
     for pair in values:
         out.append(pair)

@@ -81,3 +81,35 @@ def test_routes_and_config_server_of_a_spring_service_are_its_dependencies(
         ("CALLS", "service:config-server", f"{config}#L18@{sha}"),
     }  # the placeholder's default (localhost) names no peer
     assert is_read(config) and not is_read("spring-petclinic-api-gateway/src/main/java/A.java")
+
+
+def test_a_dotnet_gateway_built_from_a_shared_context_reads_its_appsettings(
+        tmp_path: Path) -> None:
+    """eShopOnContainers' shape: every service is built from ``context: .`` (the ``src``
+    folder) with its own ``dockerfile:``, so its source folder is the Dockerfile's; the YARP
+    gateway's ``appsettings.json`` names the clusters it routes to (``"Address"``)."""
+    compose = ("services:\n  catalog-api:\n    image: shop/catalog\n    build:\n"
+               "      context: .\n      dockerfile: Services/Catalog/Dockerfile\n"
+               "  apigw:\n    image: shop/apigw\n    build:\n      context: .\n"
+               "      dockerfile: Gateways/Yarp/Dockerfile\n")
+    settings = ('{\n  // YARP\n  "ReverseProxy": {\n    "Clusters": {\n      "catalog": {\n'
+                '        "Destinations": {\n          "d1": {\n'
+                '            "Address": "http://catalog-api/"\n          }\n        }\n'
+                '      }\n    }\n  }\n}\n')
+    repo = init_repo(tmp_path / "repo")
+    sha = commit_tree(repo, {
+        "src/docker-compose.yml": compose,
+        "src/Services/Catalog/Dockerfile": "FROM mcr.microsoft.com/dotnet/aspnet:8.0\n",
+        "src/Gateways/Yarp/Dockerfile": "FROM mcr.microsoft.com/dotnet/aspnet:8.0\n",
+        "src/Gateways/Yarp/appsettings.json": settings,
+        "src/Gateways/Yarp/appsettings.Development.json": '{"Urls": "http://localhost:5202"}\n',
+    }, "init", "2026-08-03T09:00:00Z")[:7]
+    batch = batch_at(repo)
+    paths = {n.ceid: n.props.get("path") for n in batch.nodes if n.label == "Service"}
+    assert paths == {"service:apigw": "src/Gateways/Yarp/",
+                     "service:catalog-api": "src/Services/Catalog/"}
+    calls = [(e.src, e.dst, e.evidence_ref, e.props["via"]) for e in batch.edges
+             if e.type == "CALLS"]
+    assert calls == [("service:apigw", "service:catalog-api",
+                      f"src/Gateways/Yarp/appsettings.json#L8@{sha}", "app_config")]
+    assert is_read("src/Gateways/Yarp/appsettings.Production.json")

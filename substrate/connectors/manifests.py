@@ -114,8 +114,10 @@ INSTANCE_LABEL = "app.kubernetes.io/instance"
 def _release_stripped(work: Workload) -> str | None:
     """A rendered Helm chart names a workload ``<release>-<component>`` and labels it
     ``app.kubernetes.io/instance: <release>`` (Kubernetes' recommended labels): the component's
-    own name (``opentelemetry-demo-adservice`` -> ``adservice``), as a Compose file or the
-    README calls it; None when the name does not start with the release's."""
+    own name (``opentelemetry-demo-adservice`` -> ``adservice``), as a Compose file or a
+    service folder calls it; None when the name does not start with the release's. The reader
+    uses it only when that name is already known (``orders-mysql`` of release ``orders`` stays
+    itself: "mysql" names nothing else, and another chart's ``catalog-mysql`` would be it too)."""
     release = work.labels.get(INSTANCE_LABEL, "")
     name = work.name.value
     if release and name.startswith(release + "-") and len(name) > len(release) + 1:
@@ -222,6 +224,9 @@ class ManifestReader:
             batch = work.kind in RUN_TO_COMPLETION
             label = "Infrastructure" if batch else _label(image, work.ports)
             short = _release_stripped(work)
+            if short and (self.index.exact(short) is None
+                          or self.index.exact(work.name.value) is not None):
+                short = None  # known by its rendered name, or its short name names nothing
             entity = self.declare(("k8s", work.ns or ""), label, short or work.name.value,
                                   self.ref(work.name))
             if short:  # the rendered name is a name of it too

@@ -301,14 +301,17 @@ def test_a_rendered_chart_is_read_though_its_texts_hold_placeholders() -> None:
 
 def test_a_release_prefixed_workload_is_the_component_compose_names(tmp_path: Path) -> None:
     """``shop-cart`` labelled ``app.kubernetes.io/instance: shop`` is the ``cart`` of the
-    Compose file: one entity, the rendered name an alias, its calls resolved either way."""
-    compose = "services:\n  cart:\n    image: example/cart:1\n  catalog:\n    image: x/c:1\n"
+    Compose file: one entity, the rendered name an alias; a component no other source names
+    keeps its rendered name."""
+    compose = "services:\n  cart:\n    image: example/cart:1\n"
     repo = init_repo(tmp_path / "repo")
     commit_tree(repo, {"docker-compose.yml": compose, "k8s/shop.yaml": RENDERED}, "init",
                 "2026-08-03T09:00:00Z")
     batch = batch_at(repo)
     services = sorted(n.ceid for n in batch.nodes if n.label == "Service")
-    assert services == ["service:cart", "service:catalog"]
+    # shop-catalog keeps its rendered name: no other source calls anything "catalog"
+    assert services == ["service:cart", "service:shop-catalog"]
     cart = next(n for n in batch.nodes if n.ceid == "service:cart")
     assert "shop-cart" in cart.props["aliases"]
-    assert _edge(batch, "service:cart", "service:catalog").props["address"] == "shop-catalog:8080"
+    assert _edge(batch, "service:cart", "service:shop-catalog").props["address"] == \
+        "shop-catalog:8080"

@@ -41,6 +41,8 @@ from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 ADR_DIRS = (
     "docs/adr", "docs/adrs", "docs/decisions", "docs/architecture/decisions",
     "architecture-decision-record", "architecture-decision-records", "adr", "adrs",
+    # adr-tools' "adr init doc/architecture/decisions", decision logs by other names
+    "architecture/decisions", "architecture-decisions", "decision-records", "decision-log",
 )  # fmt: skip
 _SKIP = re.compile(r"^(readme|index|template|adr-template|\d+-template)\.", re.IGNORECASE)
 _NUMBER = re.compile(r"^(?:adr[-_ ]?)?(\d+)", re.IGNORECASE)

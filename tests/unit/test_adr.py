@@ -86,6 +86,10 @@ def test_status_normalisation(text: str, status: str) -> None:
         ("docs/architecture/decisions/0001-x.md", True),
         ("architecture-decision-record/0001-x.md", True),
         ("services/pay/adr/0001-x.md", True),
+        ("doc/adr/0001-x.md", True),  # adr-tools' default
+        ("doc/architecture/decisions/0001-x.md", True),
+        ("architecture/decisions/0002-y.md", True),
+        ("docs/decision-log/0003-z.md", True),
         ("docs/adr/README.md", False),
         ("docs/adr/template.md", False),
         ("docs/adr/0001-x.txt", False),

@@ -8,7 +8,9 @@ only): "user service", "user-service" and "userservice" are one name; a trailing
 "service"/"svc"/"api" may be left off ("the ledgerwriter service"). A single word of at least
 four letters that begins exactly one service's name links it ("balance" -> balancereader),
 or, when it begins no service's name, exactly one infrastructure's ("redis" -> redis-cart);
-a prefix shared by several links none (ambiguous partial names are not guessed).
+when it begins no name at all, exactly one name that ends in ``-<word>`` links it ("kafka" ->
+opentelemetry-demo-kafka, a Helm release's name); a prefix or an ending shared by several
+links none (ambiguous partial names are not guessed).
 """
 
 from __future__ import annotations
@@ -137,6 +139,15 @@ class Gazetteer:
                     if len(hits) == 1:
                         found.append((pos, held[hits.pop()][1]))
                     break
+            else:  # nothing begins so: a name ending in "-<word>" (a Helm release's
+                # "opentelemetry-demo-kafka" for "kafka"), again a service first
+                for held in (self.services, self.infrastructure):
+                    ends = [e for _, e in held.values()
+                            if str(e.get("name") or "").lower().endswith("-" + word.lower())]
+                    if ends:
+                        if len(ends) == 1:
+                            found.append((pos, ends[0]))
+                        break
         return found
 
 

@@ -86,6 +86,9 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.7, r"\b(?:which|what)\s+(?:\w+\s+){1,2}(?:does|did|do)\s+.+?\s+"
                          r"(?:use|call|need|require|talk\s+to|connect\s+to)\b"),
     (_I.DEPENDENCY, 0.5, r"\b(?:down|up)stream\b"),
+    # a gateway's or proxy's routes: "what does the gateway route to", "where does X forward"
+    (_I.DEPENDENCY, 0.7, r"\b(?:route[sd]?|routing|forward(?:s|ed|ing)?|prox(?:y|ies|ied))\s+"
+                         r"(?:\w+\s+)?to\b|\bwhat\s+routes\b|\bbackends?\s+of\b"),
     # passive: "what is used by X" names the user, so it asks for X's dependencies
     (_I.DEPENDENCY, 0.85, r"\b(?:used|consumed|depended\s+(?:up)?on|relied\s+(?:up)?on)\s+by\b"),
     (_I.CALLERS, 0.9, r"\bwho\s+calls\b"),

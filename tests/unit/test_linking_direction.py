@@ -99,3 +99,17 @@ def test_a_unique_prefix_of_infrastructure_links_when_no_service_begins_so() -> 
     # frontend (a service) and frontend-lb both begin so: the service
     assert [e["ceid"] for e in match_names("what uses fronte", names)] == ["service:frontend"]
     assert match_names("which services use postgres", names) == []
+
+
+def test_a_unique_ending_links_a_release_prefixed_name() -> None:
+    """opentelemetry-demo's rendered chart names its broker opentelemetry-demo-kafka: "kafka"
+    begins no name and ends exactly one (after a dash); an ending two names share links none."""
+    names = _names() + [(k, e) for e in (
+        {"ceid": "infra:opentelemetry-demo-kafka", "name": "opentelemetry-demo-kafka",
+         "label": "Infrastructure"},
+        {"ceid": "infra:orders-mysql", "name": "orders-mysql", "label": "Infrastructure"},
+        {"ceid": "infra:catalog-mysql", "name": "catalog-mysql", "label": "Infrastructure"},
+    ) for k in name_keys(e, [])]
+    assert [e["ceid"] for e in match_names("Which services use kafka?", names)] \
+        == ["infra:opentelemetry-demo-kafka"]
+    assert match_names("which services use mysql", names) == []

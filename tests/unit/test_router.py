@@ -32,6 +32,8 @@ NOW = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # a Friday
         # and some more of each family
         ("Which services depend on redis transitively?", Intent.CALLERS),  # issue 8: reverse
         ("What are the dependencies of billing-api?", Intent.DEPENDENCY),
+        ("What routes does webshoppingapigw forward to?", Intent.DEPENDENCY),  # a gateway's
+        ("Which services does frontend-proxy proxy requests to?", Intent.DEPENDENCY),
         ("Who calls the payment-api?", Intent.CALLERS),
         ("List the callers of LedgerService", Intent.CALLERS),
         ("Which team is responsible for search?", Intent.OWNERSHIP),

@@ -235,13 +235,9 @@ class _Reader:
                     svc.env_at.pop(name, None)
 
 
-def dotenv(snap: GitSnapshot, directory: str, name: str | None = None) -> dict[str, str]:
-    """Variables of the ``.env`` (or ``name``) next to the Compose files (for interpolation)."""
-    return {k: f.value for k, f in dotenv_facts(snap, directory, name).items()}
-
-
 def dotenv_facts(snap: GitSnapshot, directory: str, name: str | None = None) -> dict[str, Fact]:
-    """``dotenv`` with each value's line."""
+    """Variables of the ``.env`` (or ``name``) next to the Compose files, each with its line
+    (for interpolation, and for a variable passed without a value)."""
     path = _join(directory, name or ".env")
     if not snap.exists(path):
         return {}

@@ -23,6 +23,7 @@ import json
 import posixpath
 import re
 import shlex
+from functools import lru_cache
 from typing import Any
 
 from dockerfile_parse import DockerfileParser
@@ -45,10 +46,13 @@ def dockerfile_path(folder: str) -> str:
 MAX_COPIED = 20  # configuration files read per image
 
 
-def _final_stage(text: str) -> list[dict[str, Any]]:
+@lru_cache(maxsize=4096)
+def _final_stage(text: str) -> tuple[dict[str, Any], ...]:
+    """The instructions of the last stage (memoised: a history replay reads the same
+    Dockerfile at every commit; callers only read them)."""
     structure: list[dict[str, Any]] = DockerfileParser(fileobj=io.BytesIO(text.encode())).structure
     starts = [i for i, s in enumerate(structure) if s["instruction"] == "FROM"]
-    return structure[starts[-1] if starts else 0:]
+    return tuple(structure[starts[-1] if starts else 0:])
 
 
 def copied_sources(text: str) -> list[str]:

@@ -308,8 +308,10 @@ class ManifestReader:
 
 def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> GraphBatch:
     """The edges the configuration in each service's source folder names: its application
-    configuration (:mod:`substrate.connectors.app_config`: Spring Boot's ``application.yml``)
-    and its Dockerfile's ``ENV`` defaults (:mod:`substrate.connectors.dockerfile_env`)."""
+    configuration (:mod:`substrate.connectors.app_config`: Spring Boot's ``application.yml``,
+    ASP.NET Core's ``appsettings.json``), its Dockerfile's ``ENV`` defaults and the
+    configuration files the Dockerfile copies into the image
+    (:mod:`substrate.connectors.dockerfile_env`)."""
     reader = ManifestReader(snap, index)
     candidates = [p for p in snap.files() if is_app_config_path(p)]
     snap.preload(p for p in map(dockerfile_path, dirs.values()) if snap.exists(p))

@@ -31,7 +31,7 @@ from substrate.graph.records import GraphBatch, NodeRecord, ceid
 
 DESIGN_DIRS = (
     "docs/design", "docs/designs", "docs/rfc", "docs/rfcs", "docs/architecture", "design",
-    "rfcs",
+    "rfcs", "docs/design-docs", "design-docs", "docs/proposals", "proposals",
 )  # fmt: skip
 _EXTENSIONS = (".md", ".markdown", ".txt")
 

@@ -37,7 +37,9 @@ from substrate.connectors.markdown import (
 from substrate.connectors.mentions import find_mentions, mention_edges
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
-INCIDENT_DIRS = ("postmortems", "post-mortems", "postmortem", "incidents", "incident-reports")
+INCIDENT_DIRS = ("postmortems", "post-mortems", "postmortem", "incidents", "incident-reports",
+                 "incident-reviews", "post-incident-reviews", "retrospectives", "outages",
+                 "rca", "rcas")
 ROOT_CAUSE = r"^(root[- ]?causes?|causes?|trigger|what went wrong|contributing factors)\b"
 IMPACT = r"^(impact|customer impact|user impact|affected services|blast radius)\b"
 _SKIP = re.compile(r"^(readme|index|template|_template)\.", re.IGNORECASE)

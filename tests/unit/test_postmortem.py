@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from substrate.connectors.designdocs import is_design_path
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.postmortem import is_postmortem_path, normalise_severity, parse_incident
 from substrate.demo.gitwriter import commit_tree, init_repo
@@ -66,6 +67,9 @@ def test_severity(text: str, severity: str) -> None:
         ("postmortems/x.md", True),
         ("incidents/x.markdown", True),
         ("docs/post-mortems/x.md", True),
+        ("docs/incident-reviews/2026-01-02-db.md", True),
+        ("retrospectives/x.md", True),
+        ("docs/rca/x.md", True),
         ("docs/postmortems/README.md", False),
         ("docs/postmortems/template.md", False),
         ("docs/design/x.md", False),
@@ -119,3 +123,13 @@ def test_incident_edges(tmp_path: Path) -> None:
         ("CAUSED_BY", "search", "service:search"): (se.format(8), 0.95),
         ("AFFECTED", "search", "service:search"): (se.format(12), 0.95),
     }
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("docs/design/cache.md", True), ("docs/rfcs/0001-x.md", True),
+    ("docs/design-docs/search.md", True), ("proposals/async-payments.md", True),
+    ("docs/proposals/2026/x.md", True), ("docs/adr/0001-x.md", False),
+    ("docs/guides/x.md", False),
+])
+def test_design_document_paths(path: str, expected: bool) -> None:
+    assert is_design_path(path) is expected

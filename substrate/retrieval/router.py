@@ -71,7 +71,8 @@ SPEC_STRATEGIES: dict[Intent, tuple[str, ...]] = {
 _I = Intent
 # "which services / what / who" + at most two words that are not an auxiliary ("what does X
 # use" keeps its subject) + the verb: the question asks for the subjects of the relation
-_REVERSE = r"\b(?:which|what|who)\s+(?:(?!does\b|do\b|did\b|is\b|are\b)\w+\s+){0,2}?"
+_REVERSE = (r"\b(?:which|what|who)\s+(?:(?!does\b|do\b|did\b|is\b|are\b|should\b|can\b|could\b"
+            r"|would\b)\w+\s+){0,2}?")  # "who should I talk to" asks for a person
 # "the blast radius of X", "what breaks / would be affected if X goes down (fails, is removed)"
 _BLAST = (r"\bblast\s+radius\b|\bwhat\s+(?:else\s+)?(?:would\s+|will\s+)?(?:breaks?|fails?)\b"
           r"|\bif\s+(?:\S+\s+){1,4}?(?:goes|went|is|was|were|are)\s+(?:down|offline|unavailable"
@@ -108,6 +109,10 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.OWNERSHIP, 0.8, r"\bcodeowners\b"),
     (_I.OWNERSHIP, 0.6, r"\bmaintain(?:s|er|ers)\b|\bresponsible\s+for\b|\bwhich\s+team\b"),
     (_I.OWNERSHIP, 0.4, r"\bon-?call\b|\bcontact\b"),
+    # "who should I talk to about the ledger?", "who do I ask about checkout?"
+    (_I.OWNERSHIP, 0.8, r"\bwho\s+(?:should|do|can|could|would)\s+(?:i|we)\s+(?:talk|speak|ask"
+                        r"|reach(?:\s+out)?|go|contact|ping|escalate)\b|\bpoints?\s+of\s+contact\b"
+                        r"|\bwho\s+knows\s+(?:about|the)\b|\bexperts?\s+(?:on|for|in)\b"),
     (_I.DECISION_RATIONALE, 0.85, r"^\W*why\b"),
     (_I.DECISION_RATIONALE, 0.6, r"\bwhy\b"),
     (_I.DECISION_RATIONALE, 0.85, r"\brationale\b|\breasons?\s+(?:for|behind)\b"),

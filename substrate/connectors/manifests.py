@@ -116,8 +116,10 @@ def _release_stripped(work: Workload) -> str | None:
     ``app.kubernetes.io/instance: <release>`` (Kubernetes' recommended labels): the component's
     own name (``opentelemetry-demo-adservice`` -> ``adservice``), as a Compose file or a
     service folder calls it; None when the name does not start with the release's. The reader
-    uses it only when that name is already known (``orders-mysql`` of release ``orders`` stays
-    itself: "mysql" names nothing else, and another chart's ``catalog-mysql`` would be it too)."""
+    uses it only for a service whose short name is already a service's: a datastore's short
+    name is its product's (``orders-rabbitmq`` of release ``orders`` is not the Compose file's
+    ``rabbitmq``, and another chart's ``catalog-mysql`` would be "mysql" as much as
+    ``orders-mysql``)."""
     release = work.labels.get(INSTANCE_LABEL, "")
     name = work.name.value
     if release and name.startswith(release + "-") and len(name) > len(release) + 1:
@@ -223,10 +225,11 @@ class ManifestReader:
             # database's client) is neither a datastore nor a service: Infrastructure(kind=job)
             batch = work.kind in RUN_TO_COMPLETION
             label = "Infrastructure" if batch else _label(image, work.ports)
-            short = _release_stripped(work)
-            if short and (self.index.exact(short) is None
-                          or self.index.exact(work.name.value) is not None):
-                short = None  # known by its rendered name, or its short name names nothing
+            short = _release_stripped(work) if label == "Service" else None
+            known = self.index.exact(short) if short else None
+            if known is None or self.index.get(known).label != "Service" \
+                    or self.index.exact(work.name.value) is not None:
+                short = None  # known by its rendered name, or its short name names no service
             entity = self.declare(("k8s", work.ns or ""), label, short or work.name.value,
                                   self.ref(work.name))
             if short:  # the rendered name is a name of it too

@@ -301,12 +301,17 @@ def test_a_rendered_chart_is_read_though_its_texts_hold_placeholders() -> None:
 
 def test_a_release_prefixed_workload_is_the_component_compose_names(tmp_path: Path) -> None:
     """``shop-cart`` labelled ``app.kubernetes.io/instance: shop`` is the ``cart`` of the
-    Compose file: one entity, the rendered name an alias; a component no other source names
-    keeps its rendered name."""
-    compose = "services:\n  cart:\n    image: example/cart:1\n"
+    Compose file: one entity, the rendered name an alias; a component no other source names,
+    and a datastore (``shop-rabbitmq``), keep their rendered names."""
+    compose = ("services:\n  cart:\n    image: example/cart:1\n  rabbitmq:\n"
+               "    image: rabbitmq:3-management\n")
+    broker = ("---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: shop-rabbitmq\n"
+              "  labels:\n    app.kubernetes.io/instance: shop\nspec:\n  template:\n    spec:\n"
+              "      containers:\n        - name: rabbitmq\n"
+              "          image: rabbitmq:3-management\n")
     repo = init_repo(tmp_path / "repo")
-    commit_tree(repo, {"docker-compose.yml": compose, "k8s/shop.yaml": RENDERED}, "init",
-                "2026-08-03T09:00:00Z")
+    commit_tree(repo, {"docker-compose.yml": compose, "k8s/shop.yaml": RENDERED + broker},
+                "init", "2026-08-03T09:00:00Z")
     batch = batch_at(repo)
     services = sorted(n.ceid for n in batch.nodes if n.label == "Service")
     # shop-catalog keeps its rendered name: no other source calls anything "catalog"
@@ -315,3 +320,5 @@ def test_a_release_prefixed_workload_is_the_component_compose_names(tmp_path: Pa
     assert "shop-cart" in cart.props["aliases"]
     assert _edge(batch, "service:cart", "service:shop-catalog").props["address"] == \
         "shop-catalog:8080"
+    # a datastore's short name is its product's: the release's broker is its own entity
+    assert {"infra:rabbitmq", "infra:shop-rabbitmq"} <= {n.ceid for n in batch.nodes}

@@ -240,6 +240,9 @@ def window(fact: dict[str, Any], cites: Citations) -> str:
     w = fact.get("window") or {}
     span = f"between {str(w.get('from'))[:10]} and {str(w.get('to'))[:10]}"
     changes = fact.get("changes") or []
+    if not changes and fact.get("asked") and fact.get("others"):
+        return (f"Nothing of that kind was {fact['asked']} {span} ({fact['others']} other "
+                f"change(s) in {fact.get('snapshots', 0)} snapshot(s) of that window).")
     if not changes:
         return (f"Nothing changed {span}: no snapshot of the replayed history in that window "
                 f"changed the graph ({fact.get('snapshots', 0)} snapshot(s) checked).")

@@ -51,10 +51,24 @@ _FOCUS = (
 
 def _focus(question: str) -> set[str] | None:
     """The labels/edge types a "what changed" question is about, None for everything."""
+    if _WHICH_SERVICES.search(question) and _change_asked(question):
+        return {"Service"}  # "which services were added in October?": the services themselves
     for rx, labels in _FOCUS:
         if rx.search(question):
             return labels
     return None
+
+
+_WHICH_SERVICES = re.compile(r"\b(?:which|what|any|list)\s+(?:new\s+)?services?\b", re.I)
+_ASKED_CHANGE = (("added", re.compile(r"\b(?:added|introduced|created|new|appeared)\b", re.I)),
+                 ("removed", re.compile(r"\b(?:removed|deleted|dropped|retired|decommissioned)"
+                                        r"\b", re.I)))
+
+
+def _change_asked(question: str) -> str | None:
+    """"added" or "removed" when the question asks for only one kind of change."""
+    kinds = [kind for kind, rx in _ASKED_CHANGE if rx.search(question)]
+    return kinds[0] if len(kinds) == 1 else None
 
 
 async def window_changes(ctx: SearchContext) -> StrategyResult:
@@ -71,6 +85,10 @@ async def window_changes(ctx: SearchContext) -> StrategyResult:
     if focus is not None:  # "which decisions were added", "what changed in code ownership"
         kept = [e for e in entries if (e.get("label") or e.get("type")) in focus]
         entries = kept or entries
+    asked, others = _change_asked(ctx.query), 0
+    if asked is not None and focus is not None:  # "which services were added": only those
+        kept = [e for e in entries if e["change"] == asked]
+        others, entries = len(entries) - len(kept), kept
     result.truncated = len(entries) > MAX_CHANGES
     shown = entries[:MAX_CHANGES]
     for rank, e in enumerate(shown):
@@ -81,7 +99,8 @@ async def window_changes(ctx: SearchContext) -> StrategyResult:
                                1.0 / (1 + rank)))
     result.facts.append({"window": {"from": start.isoformat(), "to": end.isoformat(),
                                     "phrase": phrase},
-                         "snapshots": len(snaps), "changes": shown, "total": len(entries)})
+                         "snapshots": len(snaps), "changes": shown, "total": len(entries),
+                         "asked": asked if focus is not None else None, "others": others})
     return result
 
 

@@ -34,8 +34,24 @@ def tokens(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) >= 3}
 
 
+_INCIDENT_WORDS = re.compile(r"\b(?:incidents?|outages?|post-?mortems?|failures?|downtime"
+                             r"|went\s+down|broke|breakage|sev\s*-?\d)\b", re.I)
+
+
+def about_an_incident(ctx: SearchContext) -> bool:
+    """Does the question ask about an incident: it names one, says "incident", "outage", ...,
+    or names no window (then the most recent incident is the likeliest anchor)? "Which
+    services were added in October 2026?" does not: the window's changes answer it."""
+    return (ctx.route.time.start is None and ctx.route.time.end is None
+            or bool(_INCIDENT_WORDS.search(ctx.query))
+            or any(s.get("label") == "FailurePattern" for s in ctx.seeds))
+
+
 async def temporal(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("temporal")
+    if not about_an_incident(ctx):
+        result.note = "the question names a window and no incident: the window's changes answer"
+        return result
     found = await incident_diff(ctx)
     if found is None:
         result.note = "no incident in the graph matches the question"

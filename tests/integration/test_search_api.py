@@ -175,6 +175,22 @@ def test_services_written_in_a_language_are_listed_each_cited_at_its_readme_line
         assert_ref_exists(demo_repo, cited["evidence_ref"])
 
 
+def test_which_services_were_added_in_a_month_lists_those_services_only(
+        api: httpx.Client) -> None:
+    """Gold from substrate/demo/timeline.py: promotions (2026-09-03, #423) and tax (2026-09-22,
+    #438) are added in September 2026, wishlist (2026-10-08, #447) in October, legacy-coupons
+    removed on 2026-10-13 (#450). The window's changes answer, not the incident of 2026-10-27
+    that falls in the same month."""
+    body = search(api, "Which services were added in September 2026?")
+    assert body["answer"].startswith("2 change(s) between 2026-09-01 and 2026-10-01")
+    assert "added Service promotions" in body["answer"] and "added Service tax" in body["answer"]
+    body = search(api, "Which services were added in October 2026?")
+    assert body["answer"].startswith("1 change(s) between 2026-10-01 and 2026-11-01")
+    assert "added Service wishlist" in body["answer"] and "incident" not in body["answer"]
+    body = search(api, "Which services were removed in October 2026?")
+    assert "removed Service legacy-coupons" in body["answer"]
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

@@ -87,6 +87,10 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.7, r"\b(?:which|what)\s+(?:\w+\s+){1,2}(?:does|did|do)\s+.+?\s+"
                          r"(?:use|call|need|require|talk\s+to|connect\s+to)\b"),
     (_I.DEPENDENCY, 0.5, r"\b(?:down|up)stream\b"),
+    # messaging: "what does notification publish to", "which topics does X consume from"
+    (_I.DEPENDENCY, 0.7, r"\b(?:publish(?:es)?|emits?|produces?|pushes|sends?)\s+(?:\w+\s+)?to\b"
+                         r"|\b(?:consumes?|subscribes?|reads?|pulls?)\s+(?:\w+\s+)?from\b"
+                         r"|\b(?:subscribes?|listens?)\s+to\b"),
     # a gateway's or proxy's routes: "what does the gateway route to", "where does X forward"
     (_I.DEPENDENCY, 0.7, r"\b(?:route[sd]?|routing|forward(?:s|ed|ing)?|prox(?:y|ies|ied))\s+"
                          r"(?:\w+\s+)?to\b|\bwhat\s+routes\b|\bbackends?\s+of\b"),
@@ -96,7 +100,9 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     # reverse direction: the question names the callee ("which services depend on X")
     (_I.CALLERS, 0.92, _REVERSE + r"(?:depends?|depended|relies|rely|relying)\s+(?:up)?on\b"),
     (_I.CALLERS, 0.85, _REVERSE + r"(?:uses?|using|consumes?|connects?\s+to|talks?\s+to"
-                       r"|reads?\s+from|writes?\s+to)\b"),
+                       r"|reads?\s+from|writes?\s+to|publish(?:es)?\s+to|emits?\s+to"
+                       r"|produces?\s+to|sends?\s+(?:\w+\s+)?to|subscribes?\s+to"
+                       r"|listens?\s+to)\b"),
     (_I.CALLERS, 0.9, r"\b(?:dependents|consumers|clients)\b|\bdependent\s+services\b"),
 
     (_I.CALLERS, 0.85, r"\bcallers?\b|\bcalled\s+by\b|\bincoming\s+calls\b"),

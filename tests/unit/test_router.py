@@ -34,6 +34,9 @@ NOW = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # a Friday
         ("What are the dependencies of billing-api?", Intent.DEPENDENCY),
         ("What routes does webshoppingapigw forward to?", Intent.DEPENDENCY),  # a gateway's
         ("Which services does frontend-proxy proxy requests to?", Intent.DEPENDENCY),
+        ("What does the notification service publish to?", Intent.DEPENDENCY),
+        ("What does the email service consume from?", Intent.DEPENDENCY),
+        ("Which services publish to kafka?", Intent.CALLERS),
         ("Who calls the payment-api?", Intent.CALLERS),
         ("List the callers of LedgerService", Intent.CALLERS),
         ("Which team is responsible for search?", Intent.OWNERSHIP),

@@ -37,6 +37,11 @@ PRIORS = {"dependency": 0.93, "callers": 0.96, "ownership": 0.97, "attributes": 
           "when": 0.97, "first_seen": 0.86, "decision_rationale": 0.85, "temporal": 0.93}
 NEGATIVE = 0.55
 FALLBACK = 0.1
+# The stored GDS ranking answering a risk question (UC-04). Not calibrated: no gold answer
+# exists for "our top risks"; its facts (PageRank, dependents, betweenness, each with its
+# edges) are exact for the graph, what it ranks as a risk is a heuristic. Was FALLBACK, which
+# flagged every risk answer as a guess.
+RISKS = 0.75
 CORROBORATION = 0.3
 _PRIMARY = {"dependency": "dependencies", "callers": "callers", "ownership": "owns_traversal",
             "attributes": "attributes", "when": "edge_history", "decision_rationale": "memory",
@@ -74,6 +79,9 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
     """The confidence to report for ``answer`` composed from ``results``."""
     if answer.startswith(("No family answered", "No grounded answer")):
         return FALLBACK
+    risks = results.get("risks")
+    if intent == "strategic_risks" and risks is not None and risks.facts:
+        return RISKS
     quoted = results.get("rationale")
     if intent == "decision_rationale" and quoted is not None and quoted.facts:
         scores = quoted.facts[0].get("scores") or [0.0]

@@ -210,6 +210,7 @@ def test_uc04_top_risks_are_grounded(api: httpx.Client, demo_repo: Path) -> None
     assert set(body["strategies"]) == {"risks"}, "no RAPTOR walk or map-reduce on a risk question"
     assert body["strategies"]["risks"]["status"] == "ok"
     assert body["confidence"]["retrieval_strategies_used"][0] == "risks"
+    assert body["confidence"]["confidence"] == 0.75  # calibration.RISKS, not the fallback's
     assert body["answer"].startswith("Top architectural risks")
     assert "stored ranking of the GDS risks job" in body["answer"]
     assert len(body["results"]) == 3

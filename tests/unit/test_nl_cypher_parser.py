@@ -243,3 +243,19 @@ def test_a_filter_after_the_verb_narrows_what_the_entity_relates_to() -> None:
     assert params == {"p0": "service:payment", "p1": "Go"}
     assert parse("How many services does payment call that are written in Go?", LANG_SCHEMA,
                  NOW).mode == "count"
+
+
+def test_working_on_something_is_owning_it() -> None:
+    """CODEOWNERS names the people who work on a path: "what does mchen work on?" lists what
+    mchen owns; "which developers work on payment?" its developer owners."""
+    schema = Schema(TRIPLES, {**ENTITIES, **entity_phrases(
+        [{"ceid": "dev:mchen", "label": "Developer", "name": "mchen"}])})
+    plan = parse("What does mchen work on?", schema, NOW)
+    (cond,) = plan.subject.conds  # the schema's triples: a developer OWNS a service
+    assert (cond.types, cond.direction) == (("OWNS",), "in")
+    plan = parse("Which developers work on payment?", schema, NOW)
+    assert plan.subject.labels == ("Developer",)
+    assert plan.subject.conds[0].types == ("OWNS",)
+    # "work in" a team stays membership
+    plan = parse("Which developers work in the payments team?", schema, NOW)
+    assert plan.subject.conds[0].types == ("MEMBER_OF",)

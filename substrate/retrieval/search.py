@@ -262,7 +262,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     await emit("answer", {"answer": text, "citations": citations})
     bundle = build_bundle(ctx, results, context, asserted, resolutions)
     confidence = nl_cypher.flag(build_confidence(ctx, results, plan, bool(failed)), results)
-    if text == composed:  # the composed answer stands (NL→Cypher did not replace it)
+    if text in (composed, nl_cypher.EMPTY_READING + composed):  # the composed answer stands
+        # (NL→Cypher did not replace it; at most it said its reading matched nothing)
         confidence = {**confidence, "evidence_confidence": confidence["confidence"],
                       "confidence": answer_confidence}
     counterfactual = None

@@ -30,6 +30,8 @@ FAMILIES_ANSWER = {Intent.DEPENDENCY, Intent.CALLERS, Intent.OWNERSHIP,
                    Intent.DECISION_RATIONALE, Intent.EPIC_IMPACT, Intent.INTENT_MISMATCH,
                    Intent.TEMPORAL, Intent.STRATEGIC_RISKS, Intent.ATTRIBUTES, Intent.WHEN}
 WELL_ROUTED = 0.5
+EMPTY_READING = ("The question's reading as a graph query ran and matched nothing (its "
+                 "Cypher is in route.nl_cypher.attempts); what hybrid retrieval found instead: ")
 HYBRID = ("vector", "keyword")
 
 
@@ -84,6 +86,10 @@ def _fact(results: dict[str, StrategyResult]) -> dict[str, Any] | None:
 def answer(results: dict[str, StrategyResult], text: str,
            citations: list[Citation]) -> tuple[str, list[Citation]]:
     fact = _fact(results)
+    if fact is not None and "rows" not in fact and any(
+            a.get("outcome") == "empty" for a in fact.get("attempts") or []):
+        # the fallback's answer follows, but what the reading found is an answer too: nothing
+        return EMPTY_READING + text, citations
     if fact is None or "rows" not in fact:
         return text, citations
     composed, cites = nl_answer.compose(fact)

@@ -72,7 +72,8 @@ def dependencies(facts: list[dict[str, Any]], cites: Citations, callers: bool) -
             continue
         via = " -> ".join(str(h.get("type")) for h in hops)
         at = str(hops[-1].get("address") or "") if hops else ""
-        via = f"{via} at {at}" if at and via else via
+        bare = at.lower() in {name(f.get("target")).lower(), subject.lower()}  # "at cart"
+        via = f"{via} at {at}" if at and via and not bare else via
         direct.append(f"{name(f.get('target'))}" + (f" ({via})" if via else "") + refs)
     verb = "is called directly by" if callers else "depends on"
     text = f"{subject} {verb}: " + listing(direct, "nothing recorded", "; ")

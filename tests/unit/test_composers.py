@@ -151,3 +151,14 @@ def test_dependencies_past_one_hop_name_the_chain_from_the_subject() -> None:
     clean(text)
     assert text.startswith("ui depends on: cart (CALLS at cart:80)")
     assert text.endswith("; and indirectly on: redis (through cart)[1][2].")
+
+
+def test_an_address_that_is_only_the_other_end_s_name_is_not_repeated() -> None:
+    """robot-shop's web: ``CART_HOST=cart`` gives the edge the address "cart"; "cart (CALLS at
+    cart)" says nothing more than "cart (CALLS)". An address with more stays."""
+    facts = [{"subject": _svc("web"), "target": _svc("cart"),
+              "hops": [{**_hop("web", "cart", "web/Dockerfile#L26@abc1234"), "address": "cart"}]},
+             {"subject": _svc("web"), "target": _svc("user"),
+              "hops": [_hop("web", "user", "web/Dockerfile#L25@abc1234")]}]
+    text = c.dependencies(facts, c.Citations(), callers=False)
+    assert text == "web depends on: cart (CALLS)[1]; user (CALLS at user:80)[2]."

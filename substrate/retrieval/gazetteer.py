@@ -88,6 +88,8 @@ class Gazetteer:
         self.infrastructure = {e["ceid"]: (k, e) for k, e in names
                                if e.get("label") == "Infrastructure"}
         self._infra_keys = sorted((k, c) for c, (k, _) in self.infrastructure.items())
+        # "kafka" and "demo-kafka" -> opentelemetry-demo-kafka: what follows each dash of a name
+        self._ends = [_endings(self.services), _endings(self.infrastructure)]
         self.capped = capped
 
     def match(self, question: str, extra: Gazetteer | None = None) -> list[dict[str, Any]]:
@@ -141,14 +143,23 @@ class Gazetteer:
                     break
             else:  # nothing begins so: a name ending in "-<word>" (a Helm release's
                 # "opentelemetry-demo-kafka" for "kafka"), again a service first
-                for held in (self.services, self.infrastructure):
-                    ends = [e for _, e in held.values()
-                            if str(e.get("name") or "").lower().endswith("-" + word.lower())]
+                for endings in self._ends:
+                    ends = endings.get(word.lower(), [])
                     if ends:
                         if len(ends) == 1:
                             found.append((pos, ends[0]))
                         break
         return found
+
+
+def _endings(held: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """What follows each dash of each name (lower case) -> the entities so named."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for _, entity in held.values():
+        parts = str(entity.get("name") or "").lower().split("-")
+        for i in range(1, len(parts)):
+            out.setdefault("-".join(parts[i:]), []).append(entity)
+    return out
 
 
 def _starting_with(keys: list[tuple[str, str]], prefix: str) -> set[str]:

@@ -67,8 +67,9 @@ NUMBER_WORDS: dict[str, int] = {
 def words(text: str) -> tuple[str, ...]:
     """Lower-case words; "C#" and "C++" keep their sign as a word ("c sharp", "c plus plus")."""
     text = text.lower().replace("'", " ")
-    for sign, word in _SIGNS:
-        text = sign.sub(word, text)
+    if "#" in text or "+" in text:  # most text has neither: no substitution to run
+        for sign, word in _SIGNS:
+            text = sign.sub(word, text)
     return tuple(WORD.findall(text))
 
 

@@ -51,6 +51,10 @@ def compose(intent: str, results: dict[str, StrategyResult],
     switch = results.get("value_history")
     if intent == "when" and switch is not None and switch.facts:  # "switch to <value>"
         return c.switched(switch.facts[0], cites), cites.items
+    life = results.get("owner_history") or results.get("removal")
+    if intent == "when" and life is not None and life.facts:  # owners changed, removed
+        compose_life = c.owners_changed if life.name == "owner_history" else c.removed
+        return compose_life(life.facts[0], cites), cites.items
     res = results.get(_PRIMARY.get(intent, ""))
     if res is not None and res.facts:
         text = _family(intent, res, cites)

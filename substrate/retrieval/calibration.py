@@ -86,6 +86,9 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
     if intent == "decision_rationale" and quoted is not None and quoted.facts:
         scores = quoted.facts[0].get("scores") or [0.0]
         return _clip(PRIORS[intent] * (0.7 + 0.6 * max(0.0, min(0.5, float(scores[0])))))
+    life = results.get("owner_history") or results.get("removal")
+    if intent == "when" and life is not None and life.facts:  # a few snapshots say when
+        return _clip(PRIORS["first_seen"])
     res = results.get(_PRIMARY.get(intent, ""))
     if res is not None and res.facts and intent in PRIORS and intent != "temporal":
         return _clip(_structured(intent, res))

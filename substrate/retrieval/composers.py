@@ -340,6 +340,60 @@ def first_seen(fact: dict[str, Any], cites: Citations) -> str:
     return f"{label} first appears in the history on {_snap(fact.get('snapshot'))}{ref}.{dated}"
 
 
+def _claimants(rows: list[dict[str, Any]], cites: Citations) -> str:
+    """Owners by handle, each with its claim types and their citations."""
+    by_owner: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_owner.setdefault(handle({**row["owner"], "handle": row.get("handle")}),
+                            []).append(row["hop"])
+    return listing((f"{who} ({', '.join(sorted({str(h.get('type')) for h in hops}))})"
+                    + "".join(dict.fromkeys(cites.cite(h) for h in hops))
+                    for who, hops in by_owner.items()), "nobody")
+
+
+def owners_changed(fact: dict[str, Any], cites: Citations) -> str:
+    """"When did the owner of X change / did T take over X": the change of its owners."""
+    subject, event = name(fact.get("subject")), fact.get("event")
+    if event is None:
+        current = fact.get("current") or []
+        if not current:
+            return f"No owner of {subject} is recorded at any time in the history."
+        if fact.get("unowned_since"):  # it had no owner first: the first claim is the change
+            return (f"{subject} had no recorded owner from {_snap(fact['unowned_since'])} until"
+                    f" {_snap(fact.get('first'))}, when {_claimants(current, cites)} became "
+                    "its owner(s); no change of its owners is recorded since.")
+        held = [r for r in current if r["owner"]["ceid"] in (fact.get("named") or [])]
+        if held:  # "when did mchen become an owner of X": from the start
+            return (f"{_claimants(held, cites)} has owned {subject} since "
+                    f"{_snap(fact.get('first'))}, when it first appears with owners; no "
+                    "change of its owners is recorded since.")
+        return (f"No change of {subject}'s owners is recorded in the history: "
+                f"{_claimants(current, cites)} since {_snap(fact.get('first'))}.")
+    text = f"{subject}'s owners changed on {_snap(event.get('snapshot'))}: "
+    parts = []
+    if event.get("gained"):
+        parts.append(f"{_claimants(event['gained'], cites)} became owner(s)")
+    if event.get("lost"):
+        parts.append(f"{_claimants(event['lost'], cites)} stopped being owner(s)")
+    text += "; ".join(parts) + "."
+    others = [o for o in fact.get("others") or [] if o]
+    if others:
+        text += " Its owners also changed on " + ", ".join(
+            str(o.get("valid_at"))[:10] for o in others) + "."
+    return text
+
+
+def removed(fact: dict[str, Any], cites: Citations) -> str:
+    """"When was X removed": the snapshot that ended its last validity interval."""
+    subject, hop = name(fact.get("subject")), fact.get("hop") or {}
+    ref = cites.cite(hop) if hop.get("evidence_ref") else ""
+    if fact.get("removed") is None:
+        return (f"{subject} has not been removed: it is in the graph at the current snapshot, "
+                f"defined{ref} since {_snap(fact.get('first'))}.")
+    return (f"{subject} was removed on {_snap(fact.get('removed'))}; it had been defined"
+            f"{ref} since {_snap(fact.get('first'))}.")
+
+
 def attributes(facts: list[dict[str, Any]], cites: Citations) -> str:
     if not facts:
         return "No service named in the question was found."

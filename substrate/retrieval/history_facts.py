@@ -16,9 +16,19 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.history_lifecycle import (
+    REMOVAL_CUE,
+    named_owner_entities,
+    owned_subject,
+    owner_change,
+    owner_cue,
+    past_named,
+    removal,
+)
 from substrate.retrieval.scope import pg_connection
 from substrate.retrieval.strategies_facts import FIRST_SEEN_LABELS, first_seen
 from substrate.retrieval.temporal_diff import snapshot_ref
@@ -208,22 +218,40 @@ def _named_by(term: str, entity: dict[str, Any] | None) -> bool:
 
 async def when_results(ctx: SearchContext, fused: list[Hit],
                        results: dict[str, StrategyResult]) -> dict[str, StrategyResult]:
-    """The facts of a "when" question: a switch to a value no edge names, else the edge
-    history, else a file's first appearance, else the first appearance of the entity."""
+    """The facts of a "when" question: a change of owners when it asks about owners, else a
+    switch to a value no edge names, else the edge history, else when the entity was removed
+    when it asks that, else a file's first appearance, else the first appearance of the
+    entity (one the graph no longer holds included)."""
     history = results.get("edge_history")
     facts = history.facts if history is not None else []
     term = switch_term(ctx.query)
     subjects = [s for s in ctx.seeds if s["label"] in ("Service", "Infrastructure")]
+    asks_owner = owner_cue(ctx.query, ctx.seeds)
+    owned = owned_subject(ctx.seeds) if asks_owner else None
+    if owned is not None:
+        return {**results, "owner_history": await owner_change(ctx, owned)}
+    owner = await named_owner_entities(ctx) if asks_owner else []
+    if owner:  # "when did abroddrick become an owner?": its first ownership claim
+        seen = await first_seen(replace(ctx, seeds=owner[:1]), [])
+        if seen is not None:
+            return {**results, "first_seen": seen}
     if term is not None and subjects and not (facts and _named_by(term, facts[0].get("object"))):
         switched = await value_switch(ctx, facts[0]["subject"] if facts else subjects[0])
         if switched is not None:
             return {**results, "value_history": switched}
     if facts:
         return results
+    if REMOVAL_CUE.search(ctx.query):
+        removed = await removal(ctx)
+        if removed is not None:
+            return {**results, "removal": removed}
     named = any(s["label"] in FIRST_SEEN_LABELS and s["label"] != "DecisionNode"
                 for s in ctx.seeds)  # an ADR is linked by a fuzzy name, not named
     added = await file_first_seen(ctx, named)
     if added is not None:
         return {**results, "file_history": added}
+    if not named:  # a name the gazetteer cannot see: an entity the graph no longer holds
+        past = [r["entity"] for r in await past_named(ctx) if r["iv_from"]]
+        ctx = replace(ctx, seeds=[*past[:1], *ctx.seeds])
     seen = await first_seen(ctx, fused)  # one entity named: when it first appeared
     return results if seen is None else {**results, "first_seen": seen}

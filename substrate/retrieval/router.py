@@ -151,6 +151,11 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                           r"|\b(?:database|db|schema|bucket|queue|topic)\s+name\b"),
     # a question opening with "when did/was" asks for a time, whatever else it names
     (_I.WHEN, 0.95, r"^\W*when\s+(?:did|was|were|has|have|do)\b|\bsince\s+when\b"),
+    # "who took over checkout and when?", "on what date was X removed?", "which commit ..."
+    (_I.WHEN, 0.9, r"\band\s+when\b|\bwhen\s+(?:exactly\s+)?(?:did|was|were)\b"
+                   r"|\b(?:on\s+)?what\s+date\b|\bwhich\s+(?:date|day|commit)\b"
+                   r"|^\W*(?:(?:please\s+)?tell\s+me|show\s+me|find\s+out|do\s+you\s+know)"
+                   r"\s+when\b"),
     (_I.WHEN, 0.7, r"\b(?:start(?:ed)?|stop(?:ped)?|beg[ia]n|ceased?|quit)\s+"
                    r"(?:calling|using|depending|talking|connecting|to\s+(?:call|use|depend))\b"),
     (_I.STRATEGIC_RISKS, 0.9, r"\bsingle\s+points?\s+of\s+failure\b|\bspofs?\b"),

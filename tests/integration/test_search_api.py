@@ -191,6 +191,36 @@ def test_which_services_were_added_in_a_month_lists_those_services_only(
     assert "removed Service legacy-coupons" in body["answer"]
 
 
+def test_when_the_owners_changed_and_when_a_service_was_removed(
+        api: httpx.Client, demo_repo: Path) -> None:
+    """Gold from substrate/demo/EXPECTED.md: checkout moved from commerce to payments (and
+    lgarcia) at a54581c, 2026-09-08, CODEOWNERS line 22; the org catalog loaded later names
+    commerce, a source stating its owners once, not a change. legacy-coupons was removed at
+    288422c, 2026-10-13, and is no entity of the graph now (so no name the gazetteer has)."""
+    for question in ("When did checkout move to the payments team?",
+                     "When did payments take over checkout?",
+                     "When did the owner of checkout change?"):
+        body = search(api, question)
+        assert body["route"]["intent"] == "when", question
+        answer = body["answer"]
+        assert answer.startswith("checkout's owners changed on 2026-09-08 (commit a54581cb"), \
+            answer
+        assert "@acme/payments (OWNS, PRIMARY_OWNER)" in answer and "@lgarcia (OWNS)" in answer
+        assert "@acme/commerce (OWNS, PRIMARY_OWNER)" in answer and "stopped" in answer
+        refs = {c["evidence_ref"] for c in body["citations"]}
+        assert refs == {".github/CODEOWNERS#L22@a54581c", ".github/CODEOWNERS#L22@d2fbaec"}
+        for ref in refs:
+            assert_ref_exists(demo_repo, ref)
+    body = search(api, "When was legacy-coupons removed?")
+    assert body["answer"].startswith("legacy-coupons was removed on 2026-10-13 (commit 288422c6")
+    assert body["citations"][0]["evidence_ref"].startswith("services/legacy-coupons/README.md#L")
+    assert_ref_exists(demo_repo, body["citations"][0]["evidence_ref"])
+    body = search(api, "When was legacy-coupons added?")
+    assert body["answer"].startswith("legacy-coupons first appears in the history on 2026-08-03")
+    body = search(api, "When was the payment service retired?")
+    assert body["answer"].startswith("payment has not been removed")
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

@@ -1,0 +1,154 @@
+""""When" answers about an entity's life: when its owners changed (per source, a moved line
+being no change) and when it was removed, and how those answers read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from substrate.retrieval import composers as c
+from substrate.retrieval.history_lifecycle import (
+    LOSS_CUE,
+    REMOVAL_CUE,
+    candidate_ceids,
+    lifetime,
+    owned_subject,
+    owner_cue,
+    owner_events,
+    pick_event,
+)
+
+ENDLESS = 2**53 - 1
+
+
+def claim(owner: str, kind: str, start: int, end: int | None, ref: str,
+          source: str = "git:shop") -> dict[str, Any]:
+    return {"hop": {"type": kind, "from": owner, "to": "service:checkout", "evidence_ref": ref,
+                    "valid_from_v": start, "source": source, "confidence": 1.0},
+            "owner": {"ceid": owner, "name": owner.split(":")[1], "label": "Team"},
+            "handle": "@acme/" + owner.split(":")[1], "valid_to_v": end}
+
+
+# checkout's owners in the demo's history: commerce until v16 (CODEOWNERS#L22@d2fbaec),
+# payments and lgarcia from v16 (#L22@a54581c); the org catalog, loaded at v39, says commerce
+ROWS = [claim("team:commerce", "PRIMARY_OWNER", 1, 16, "CODEOWNERS#L22@d2fbaec"),
+        claim("team:commerce", "OWNS", 1, 16, "CODEOWNERS#L22@d2fbaec"),
+        claim("team:payments", "PRIMARY_OWNER", 16, None, "CODEOWNERS#L22@a54581c"),
+        claim("team:payments", "OWNS", 16, None, "CODEOWNERS#L22@a54581c"),
+        claim("dev:lgarcia", "OWNS", 16, None, "CODEOWNERS#L22@a54581c"),
+        claim("team:commerce", "OWNS", 39, None, "catalog:acme/services#checkout",
+              source="jsonl:org")]
+
+
+def test_the_owners_change_once_and_a_source_stating_its_owners_later_is_no_change() -> None:
+    first, events = owner_events(ROWS, current=39)
+    assert first == 1
+    assert [e["version"] for e in events] == [16]
+    gained = {(r["owner"]["ceid"], r["hop"]["type"]) for r in events[0]["gained"]}
+    lost = {(r["owner"]["ceid"], r["hop"]["type"]) for r in events[0]["lost"]}
+    assert gained == {("team:payments", "PRIMARY_OWNER"), ("team:payments", "OWNS"),
+                      ("dev:lgarcia", "OWNS")}
+    assert lost == {("team:commerce", "PRIMARY_OWNER"), ("team:commerce", "OWNS")}
+
+
+def test_a_claim_whose_line_moved_is_no_change() -> None:
+    rows = [claim("team:web", "OWNS", 1, 5, "CODEOWNERS#L3@aaa"),
+            claim("team:web", "OWNS", 5, None, "CODEOWNERS#L4@bbb")]
+    assert owner_events(rows, current=9) == (1, [])
+
+
+def test_a_change_after_the_version_read_is_not_seen() -> None:
+    first, events = owner_events(ROWS[:2] + ROWS[2:5], current=10)
+    assert first == 1 and events == []
+    assert owner_events([], current=3) == (None, [])
+
+
+def test_the_event_asked_for() -> None:
+    _, events = owner_events(ROWS + [claim("team:web", "OWNS", 20, None, "CODEOWNERS#L9@ccc")],
+                             current=39)
+    assert [e["version"] for e in events] == [16, 20]
+    assert pick_event(events, set(), {"team:commerce"})["version"] == 20  # the latest
+    assert pick_event(events, {"team:payments"}, {"team:commerce"})["version"] == 16
+    assert pick_event(events, {"team:commerce"}, {"team:commerce"}, lost=True)["version"] == 16
+    assert pick_event(events, {"team:commerce"}, {"team:commerce"}) is None  # from the start
+    assert pick_event([], set(), set()) is None
+
+
+@pytest.mark.parametrize(("question", "asks"), [
+    ("When did the owner of checkout change?", True),
+    ("When did payments take over checkout?", True),
+    ("When did commerce stop owning checkout?", True),
+    ("When was checkout handed over to payments?", True),
+    ("When did checkout start calling fraud?", False),
+    ("When was legacy-coupons removed?", False),
+])
+def test_an_ownership_question(question: str, asks: bool) -> None:
+    assert owner_cue(question, []) is asks
+
+
+def test_a_move_to_a_named_team_is_an_ownership_question() -> None:
+    team = [{"ceid": "team:payments", "name": "payments", "label": "Team"}]
+    assert owner_cue("When did checkout move to the payments team?", team)
+    assert not owner_cue("When did orders move to postgres?", [])
+
+
+def test_the_owned_subject_is_not_the_service_a_team_name_begins_with() -> None:
+    seeds = [{"ceid": "service:payment", "name": "payment", "label": "Service"},
+             {"ceid": "team:payments", "name": "payments", "label": "Team"},
+             {"ceid": "service:checkout", "name": "checkout", "label": "Service"}]
+    assert owned_subject(seeds)["ceid"] == "service:checkout"
+    assert owned_subject(seeds[:2])["ceid"] == "service:payment"  # the only one named
+    assert owned_subject(seeds[1:2]) is None
+
+
+def test_removal_and_loss_words() -> None:
+    for q in ("When was legacy-coupons removed?", "When did we decommission the v1 API?",
+              "When was the monolith retired?", "When was ledger-db deleted?"):
+        assert REMOVAL_CUE.search(q), q
+    assert not REMOVAL_CUE.search("When was ADR-0006 deprecated?")  # a status, not a removal
+    assert LOSS_CUE.search("When did commerce stop owning checkout?")
+    assert not LOSS_CUE.search("When did payments take over checkout?")
+
+
+def test_lifetime_of_an_entity() -> None:
+    assert lifetime([1], [30], current=39) == (1, 30)  # removed at 30
+    assert lifetime([1], [ENDLESS], current=39) == (1, None)
+    assert lifetime([1], [30], current=20) == (1, None)  # read before its removal
+    assert lifetime([1, 35], [30, ENDLESS], current=39) == (1, None)  # came back
+    assert lifetime([28], [ENDLESS], current=10) == (None, None)  # not there yet
+
+
+def test_candidate_ids_of_the_question_words() -> None:
+    ids = candidate_ceids("When was legacy-coupons removed?")
+    assert "service:legacy-coupons" in ids and "infra:legacy-coupons" in ids
+    assert "team:legacy-coupons" in ids and "service:was" not in ids
+
+
+def test_the_answers_read() -> None:
+    cites = c.Citations()
+    _, events = owner_events(ROWS, current=39)
+    snap = {"valid_at": "2026-09-08T09:00:00+00:00", "commit": "a54581cb0000",
+            "note": "a54581c Move checkout to the payments team"}
+    text = c.owners_changed({"subject": {"name": "checkout"}, "event": {**events[0],
+                             "snapshot": snap}, "others": [], "current": []}, cites)
+    assert text.startswith("checkout's owners changed on 2026-09-08 (commit a54581cb")
+    assert "@acme/payments (OWNS, PRIMARY_OWNER)[1]" in text
+    assert "@acme/commerce (OWNS, PRIMARY_OWNER)[" in text and "stopped being" in text
+    first = {"valid_at": "2026-08-03T09:00:00+00:00"}
+    held = c.owners_changed({"subject": {"name": "checkout"}, "event": None, "first": first,
+                             "current": ROWS[2:4], "named": ["team:payments"]}, c.Citations())
+    assert held.startswith("@acme/payments (OWNS, PRIMARY_OWNER)[1] has owned checkout since")
+    none = c.owners_changed({"subject": {"name": "tax"}, "event": None, "current": []},
+                            c.Citations())
+    assert none == "No owner of tax is recorded at any time in the history."
+    gone = c.removed({"subject": {"name": "legacy-coupons"}, "first": first,
+                      "removed": {"valid_at": "2026-10-13T15:00:00+00:00", "commit": "288422c6",
+                                  "note": "288422c legacy-coupons: remove the service"},
+                      "hop": {"evidence_ref": "services/legacy-coupons/README.md#L1@d2fbaec",
+                              "type": "REMOVED"}}, c.Citations())
+    assert gone.startswith("legacy-coupons was removed on 2026-10-13 (commit 288422c6 "
+                           "\"legacy-coupons: remove the service\"); it had been defined[1]")
+    here = c.removed({"subject": {"name": "payment"}, "first": first, "removed": None,
+                      "hop": {}}, c.Citations())
+    assert here.startswith("payment has not been removed: it is in the graph")

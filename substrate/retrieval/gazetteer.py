@@ -25,6 +25,7 @@ from substrate.retrieval.mentions import is_stop_word, strip_qualifiers
 from substrate.retrieval.scope import ReadScope
 
 MAX_NAMES = 5000
+Place = tuple[int, int]  # (position in the question, minus the name's length in words)
 PREFIXES = ("service", "infra", "team", "repo")  # the ceid prefixes of the labels it links
 MIN_PREFIX = 4
 _SUFFIXES = ("service", "svc", "api", "server")
@@ -107,8 +108,10 @@ class Gazetteer:
                 out.append({**entity, "why": "name in the question"})
         return out
 
-    def _named(self, words: list[tuple[int, str]]) -> list[tuple[int, dict[str, Any]]]:
-        found: list[tuple[int, dict[str, Any]]] = []
+    def _named(self, words: list[tuple[int, str]]) -> list[tuple[Place, dict[str, Any]]]:
+        """(place, entity) of each name: its position, a longer name first at one position
+        ("catalog namespace" before "catalog")."""
+        found: list[tuple[Place, dict[str, Any]]] = []
         for pos, gram in _ngrams(words):
             if len(gram) == 1 and is_stop_word(gram[0]):
                 continue
@@ -124,12 +127,12 @@ class Gazetteer:
                 # "order" for "orders": a service by the other number
                 other = key[:-1] if key.endswith("s") else key + "s"
                 named += [e for e in self.index.get(other, []) if e.get("label") == "Service"]
-            found += [(pos, e) for e in named]
+            found += [((pos, -len(gram)), e) for e in named]
         return found
 
     def _unique_prefixes(self, words: list[tuple[int, str]]
-                         ) -> list[tuple[int, dict[str, Any]]]:
-        found = []
+                         ) -> list[tuple[Place, dict[str, Any]]]:
+        found: list[tuple[Place, dict[str, Any]]] = []
         for pos, word in words:
             w = squash(word)
             if len(w) < MIN_PREFIX or is_stop_word(word):
@@ -139,7 +142,7 @@ class Gazetteer:
                 hits = _starting_with(keys, w)
                 if hits:  # a service first; infrastructure only when no service begins so
                     if len(hits) == 1:
-                        found.append((pos, held[hits.pop()][1]))
+                        found.append(((pos, -1), held[hits.pop()][1]))
                     break
             else:  # nothing begins so: a name ending in "-<word>" (a Helm release's
                 # "opentelemetry-demo-kafka" for "kafka"), again a service first
@@ -147,7 +150,7 @@ class Gazetteer:
                     ends = endings.get(word.lower(), [])
                     if ends:
                         if len(ends) == 1:
-                            found.append((pos, ends[0]))
+                            found.append(((pos, -1), ends[0]))
                         break
         return found
 

@@ -87,6 +87,11 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.7, r"\b(?:which|what)\s+(?:\w+\s+){1,2}(?:does|did|do)\s+.+?\s+"
                          r"(?:use|call|need|require|talk\s+to|connect\s+to)\b"),
     (_I.DEPENDENCY, 0.5, r"\b(?:down|up)stream\b"),
+    # "what does checkout talk to?", "show me everything checkout connects to"
+    (_I.DEPENDENCY, 0.75, r"\bwhat\s+(?:does|did|do)\s+.+?\s+(?:talk|connect|speak|send\s+\w+)"
+                          r"\s+to\b|\b(?:everything|all\s+(?:the\s+)?(?:services|things|systems))"
+                          r"\s+(?:that\s+)?[\w.-]+\s+(?:talks?|connects?|calls?|uses?|needs?"
+                          r"|reaches?|sends?\s+\w+)\b"),
     # messaging: "what does notification publish to", "which topics does X consume from"
     (_I.DEPENDENCY, 0.7, r"\b(?:publish(?:es)?|emits?|produces?|pushes|sends?)\s+(?:\w+\s+)?to\b"
                          r"|\b(?:consumes?|subscribes?|reads?|pulls?)\s+(?:\w+\s+)?from\b"
@@ -104,6 +109,9 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                        r"|produces?\s+to|sends?\s+(?:\w+\s+)?to|subscribes?\s+to"
                        r"|listens?\s+to)\b"),
     (_I.CALLERS, 0.9, r"\b(?:dependents|consumers|clients)\b|\bdependent\s+services\b"),
+    # "which services share the catalog-db?": the ones using it
+    (_I.CALLERS, 0.8, r"\b(?:which|what)\s+(?:\w+\s+)?(?:share|shares|sharing)\b"
+                      r"|\bshared\s+by\b"),
 
     (_I.CALLERS, 0.85, r"\bcallers?\b|\bcalled\s+by\b|\bincoming\s+calls\b"),
     # blast radius: what fails with X is what depends on X, at any depth (``depth_hint``)

@@ -221,6 +221,35 @@ def test_when_the_owners_changed_and_when_a_service_was_removed(
     assert body["answer"].startswith("payment has not been removed")
 
 
+def test_lists_of_the_other_side_of_a_relation(api: httpx.Client) -> None:
+    """Gold from substrate/demo/org.jsonl (CHANGES edges and merged_at of the PRs, the payments
+    team's OWNS/PRIMARY_OWNER in .github/CODEOWNERS) and EXPECTED.md (recommendation deployed in
+    the catalog namespace at 5926e09; catalog-db used by catalog, inventory and reviews)."""
+    def names(body: dict[str, Any]) -> set[str]:
+        return {c["to"] if c["edge"] != "CHANGES" else c["from"] for c in body["citations"]}
+
+    body = search(api, "Which PRs touched checkout in September?")
+    assert {c["from"] for c in body["citations"]} == {"pr:427", "pr:429", "pr:431", "pr:436",
+                                                      "pr:443"}
+    for question in ("List the services owned by the payments team",
+                     "Which services does @acme/payments own?"):
+        body = search(api, question)
+        assert {c["to"] for c in body["citations"]} == {
+            "service:checkout", "service:fraud", "service:invoicing", "service:ledger",
+            "service:payment", "service:tax"}, question
+        assert {c["from"] for c in body["citations"]} == {"team:payments"}
+    body = search(api, "What services are in the catalog namespace?")
+    assert names(body) == {"service:recommendation"}
+    assert body["citations"][0]["evidence_ref"].startswith("k8s/recommendation.yaml#L")
+    body = search(api, "Which services share the catalog-db?")
+    assert body["route"]["intent"] == "callers"
+    assert {c["from"] for c in body["citations"]} == {"service:catalog", "service:inventory",
+                                                      "service:reviews"}
+    body = search(api, "What does checkout talk to?")
+    assert body["route"]["intent"] == "dependency"
+    assert "service:fraud" in {c["to"] for c in body["citations"]}
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

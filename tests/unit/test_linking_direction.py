@@ -113,3 +113,14 @@ def test_a_unique_ending_links_a_release_prefixed_name() -> None:
     assert [e["ceid"] for e in match_names("Which services use kafka?", names)] \
         == ["infra:opentelemetry-demo-kafka"]
     assert match_names("which services use mysql", names) == []
+
+
+def test_a_longer_name_at_one_place_links_first() -> None:
+    """"the catalog namespace" is the namespace before the service called catalog."""
+    ents = [{"ceid": "service:catalog", "name": "catalog", "label": "Service"},
+            {"ceid": "infra:namespace-catalog", "name": "catalog namespace",
+             "label": "Infrastructure"}]
+    names = [(k, e) for e in ents for k in name_keys(e, [])]
+    assert [e["ceid"] for e in match_names("What runs in the catalog namespace?", names)] \
+        == ["infra:namespace-catalog", "service:catalog"]
+    assert [e["ceid"] for e in match_names("Who owns catalog?", names)] == ["service:catalog"]

@@ -8,10 +8,12 @@ import pytest
 
 from substrate.cypher import CypherLibrary
 from substrate.retrieval.nl_cypher.emit import to_cypher
+from substrate.retrieval.nl_cypher.hook import _one_hop_about_an_entity
 from substrate.retrieval.nl_cypher.lexicon import base_lexicon, entity_phrases, with_value_states
 from substrate.retrieval.nl_cypher.parser import Schema, parse
 from substrate.retrieval.nl_cypher.tagger import Unparsed
 from substrate.retrieval.nl_cypher.timewin import find_windows
+from substrate.retrieval.router import Intent
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 TRIPLES = frozenset({
@@ -259,3 +261,23 @@ def test_working_on_something_is_owning_it() -> None:
     # "work in" a team stays membership
     plan = parse("Which developers work in the payments team?", schema, NOW)
     assert plan.subject.conds[0].types == ("MEMBER_OF",)
+
+
+def test_a_handle_as_codeowners_writes_it_names_the_team() -> None:
+    text, params, _ = cypher("Which services does @acme/payments own?")
+    assert "(n)<-[:OWNS|PRIMARY_OWNER]-(m1:Team)" in text
+    assert params == {"p0": "team:payments"}
+
+
+def test_the_ownership_family_answers_owners_not_what_a_team_owns() -> None:
+    """"Who owns checkout" is the family's own question (it lists owners); "which services
+    does the payments team own" lists the other side, so the translator leads for it."""
+    owners = parse("Which teams own checkout?", SCHEMA, NOW)
+    owned = parse("Which services are owned by the payments team?", SCHEMA, NOW)
+    assert _one_hop_about_an_entity(owners, Intent.OWNERSHIP)
+    assert not _one_hop_about_an_entity(owned, Intent.OWNERSHIP)
+    calls = parse("Which services does checkout call?", SCHEMA, NOW)
+    callers = parse("Which services call payment?", SCHEMA, NOW)
+    assert _one_hop_about_an_entity(calls, Intent.DEPENDENCY)
+    assert not _one_hop_about_an_entity(calls, Intent.CALLERS)
+    assert _one_hop_about_an_entity(callers, Intent.CALLERS)

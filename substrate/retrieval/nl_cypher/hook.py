@@ -19,7 +19,7 @@ from substrate.retrieval.answer import Citation
 from substrate.retrieval.context import SearchContext, StrategyResult
 from substrate.retrieval.nl_cypher import answer as nl_answer
 from substrate.retrieval.nl_cypher import assumptions as assumed
-from substrate.retrieval.nl_cypher.parser import parse
+from substrate.retrieval.nl_cypher.parser import DATED_EVENTS, parse
 from substrate.retrieval.nl_cypher.plan import Plan
 from substrate.retrieval.nl_cypher.schema import question_schema
 from substrate.retrieval.nl_cypher.strategy import NAME, translator_mode
@@ -41,12 +41,19 @@ FAMILY_TYPES = {Intent.OWNERSHIP: frozenset({"OWNS", "PRIMARY_OWNER"}),
                 Intent.DEPENDENCY: frozenset({"CALLS", "DEPENDS_ON", "IMPORTS", "HOSTS"}),
                 Intent.CALLERS: frozenset({"CALLS", "DEPENDS_ON", "IMPORTS", "HOSTS"})}
 
+# the side a family lists, seen from the listed node: an owner owns the named entity ("out"),
+# a dependency is called by it ("in"), a caller calls it ("out"); "which services does the
+# payments team own?" lists the other side, which the ownership family does not read
+FAMILY_DIRECTION = {Intent.OWNERSHIP: "out", Intent.DEPENDENCY: "in", Intent.CALLERS: "out"}
+
 
 def _one_hop_about_an_entity(plan: Plan, intent: Intent) -> bool:
-    """A list of one entity's neighbours over the relationships ``intent``'s family reads."""
+    """A list of one entity's neighbours over the relationships ``intent``'s family reads,
+    on the side it lists."""
     conds = plan.subject.conds
     return (plan.mode == "list" and len(conds) == 1 and conds[0].kind == "rel"
             and not conds[0].negated and conds[0].other is not None
+            and conds[0].direction == FAMILY_DIRECTION.get(intent, conds[0].direction)
             and [c.kind for c in conds[0].other.conds] == ["ceid"]
             and bool(FAMILY_TYPES.get(intent, frozenset(conds[0].types))
                      & set(conds[0].types)))
@@ -55,9 +62,7 @@ def _one_hop_about_an_entity(plan: Plan, intent: Intent) -> bool:
 async def claims(ctx: SearchContext) -> bool:
     """Does ``nl_cypher`` lead for this question?"""
     route = ctx.route
-    if route.intent is Intent.TEMPORAL and route.time.start is not None:
-        return False  # "what changed / which decisions were added in <window>": the
-        # snapshot diff answers, each change with its commit, date and line
+    window = route.intent is Intent.TEMPORAL and route.time.start is not None
     weak = route.intent is Intent.FREE_TEXT or route.confidence < WELL_ROUTED
     mode = translator_mode(ctx)
     if mode in ("auto", "embedded"):
@@ -66,9 +71,15 @@ async def claims(ctx: SearchContext) -> bool:
             plan = parse(ctx.query, schema, datetime.now(UTC))
         except Unparsed:
             plan = None
+        if window:  # "what changed / which decisions were added in <window>": the snapshot
+            # diff answers, each change with its commit, date and line; "which PRs touched
+            # checkout in September" lists the events of the window, by their own dates
+            return plan is not None and set(plan.subject.labels) <= DATED_EVENTS
         if plan is not None:
             return (weak or route.intent not in FAMILIES_ANSWER
                     or not _one_hop_about_an_entity(plan, route.intent))
+    if window:
+        return False
     return weak and mode in ("auto", "model") and role_config(ctx.settings, "cypher").configured
 
 

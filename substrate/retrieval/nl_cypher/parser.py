@@ -198,11 +198,15 @@ class Builder:
 
     def time(self, node: Node, window: Window) -> None:
         """A window applies to the relationship just named ("superseded in September"), else
-        to the node's own date."""
+        to the node's own date. An event's own date is when it happened ("which PRs touched
+        checkout in September": merged then), whatever relationship the question names: a
+        PR's CHANGES edge was loaded with the PR, whenever that was."""
         since = self.param(window.start.isoformat()) if window.start else ""
         until = self.param(window.end.isoformat()) if window.end else ""
         last = node.conds[-1] if node.conds else None
-        if last is not None and last.kind == "rel" and not last.negated and not last.since:
+        event = bool(node.labels) and set(node.labels) <= DATED_EVENTS
+        if (last is not None and last.kind == "rel" and not last.negated and not last.since
+                and not event):
             last.since, last.until = since, until
             return
         if since:
@@ -219,6 +223,7 @@ def _narrow(labels: tuple[str, ...], allowed: set[str]) -> tuple[str, ...]:
 
 
 _WHO = ("Team", "Developer")
+DATED_EVENTS = frozenset({"PullRequest", "FailurePattern"})
 
 
 def build(tree: Tree[Any], schema: Schema) -> Plan:

@@ -15,6 +15,7 @@ the kind of thing. The other reading stays as the alternative.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -58,9 +59,13 @@ def _positional(slot: Slot, first: bool) -> Slot:
     return rest or [Tagged("AUX", None, slot[0].text)]  # "... are there": no question word
 
 
+_HANDLE = re.compile(r"(?<![\w@])@(?:[\w.-]+/)?([\w.-]+)")
+
+
 def tag(question: str, entities: Mapping[tuple[str, ...], list[tuple[str, str]]],
         now: datetime, lexicon: Lexicon | None = None) -> tuple[list[Slot], list[Window]]:
     lex = lexicon or base_lexicon()
+    question = _HANDLE.sub(r"\1", question)  # "@acme/payments", "@mchen": as CODEOWNERS writes them
     windows = find_windows(question, now)
     text = question
     for w in reversed(windows):

@@ -4,7 +4,8 @@
 ``DATABASE_URL=postgres://u:p@orders-db:5432/orders`` → ``orders-db``;
 ``KAFKA_BROKERS=kafka:9092,kafka-2:9092`` → ``kafka``, ``kafka-2``;
 ``DB_HOST=orders-db`` → ``orders-db`` (a bare host only counts when the variable name says it
-is an address: ``*_HOST``, ``*_ADDR``, ``*_BROKERS``, ``*_URL``, ...);
+is an address: ``*_HOST``, ``*_ADDR``, ``*_BROKERS``, ``*_URL``, ...; a ``host:port`` or a
+Kubernetes DNS name counts under any name: ``mongo=user-db:27017``);
 ``ConnectionStrings__CatalogDb=Server=sqldata;Database=CatalogDb;User Id=sa;Password=...`` →
 ``sqldata`` (a key=value connection string: ADO.NET, ODBC, Npgsql; its password masked).
 Kubernetes DNS names ``svc.ns.svc.cluster.local`` / ``svc.ns.svc`` become ``(svc, ns)``.
@@ -23,6 +24,9 @@ _ADDRESS_VAR = re.compile(
     r"URL|URLS|URI|DSN|UPSTREAM|SERVICE|NODES|BOOTSTRAP)$"
 )
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$")
+# "user-db:27017" under any name (Sock Shop's ``mongo=user-db:27017``): a host and a port
+# say it is an address; so does a Kubernetes DNS name ("zipkin.jaeger.svc.cluster.local")
+_HOST_PORT = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*:\d{2,5}$")
 _K8S_SUFFIXES = (".svc.cluster.local", ".svc")
 _LOCAL = frozenset({"localhost", "(local)", "."})
 URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
@@ -129,7 +133,8 @@ def hosts_in(var: str, value: str) -> list[HostRef]:
     is_address = bool(_ADDRESS_VAR.search(var.upper()))
     out: list[HostRef] = []
     for item in (i.strip() for i in value.split(",")):
-        if not item or ("://" not in item and not is_address):
+        if not item or ("://" not in item and not is_address and not _HOST_PORT.match(item)
+                        and not item.lower().endswith(_K8S_SUFFIXES)):
             continue
         host, port = _split_host(item)
         if host and not host.replace(".", "").isdigit() and host.lower() not in _LOCAL:

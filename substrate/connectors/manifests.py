@@ -90,10 +90,23 @@ def redact(var: str, value: str) -> str:
     return f"{var}={mask_passwords(value)}"
 
 
-def _kind(image: str | None, ports: list[Fact]) -> str | None:
+_DB_NAME = re.compile(r"(?:^|[-_.])(?:db|database)$", re.IGNORECASE)
+
+
+def name_kind(name: str | None) -> str | None:
+    """Infrastructure kind a workload's name states when nothing else does: ``user-db``,
+    ``orders_database``, ``orders-mongo`` (Sock Shop's Compose file runs its own
+    ``weaveworksdemos/user-db`` image with no port, its Kubernetes manifest the same workload
+    on 27017: one datastore, not a service and a datastore of one name)."""
+    if not name:
+        return None
+    return "database" if _DB_NAME.search(name) else infra_kind(name)
+
+
+def _kind(image: str | None, ports: list[Fact], name: str | None = None) -> str | None:
     if image and infra_kind(image):
         return infra_kind(image)
-    return port_kind([p.value for p in ports])
+    return port_kind([p.value for p in ports]) or name_kind(name)
 
 
 def _dockerfile_in(context: str, dockerfile: str) -> str | None:
@@ -127,8 +140,8 @@ def _release_stripped(work: Workload) -> str | None:
     return None
 
 
-def _label(image: str | None, ports: list[Fact]) -> str:
-    return "Infrastructure" if _kind(image, ports) else "Service"
+def _label(image: str | None, ports: list[Fact], name: str | None = None) -> str:
+    return "Infrastructure" if _kind(image, ports, name) else "Service"
 
 
 def _union(props: dict[str, object], key: str, values: list[str]) -> None:
@@ -149,7 +162,7 @@ def _add_props(
            ([f"image|{image.value}|{ref(image)}"] if image is not None else [])
            + [f"port|{p.value}|{ref(p)}" for p in ports]
            + [f"env|{k}|{ref(f)}" for k, f in env.items() if not _SECRET.search(k)])
-    kind = _kind(image.value if image else None, ports)
+    kind = _kind(image.value if image else None, ports, str(props.get("name") or ""))
     if kind and entity.label == "Infrastructure":
         props.setdefault("kind", kind)
     _union(props, "env", [redact(k, f.value) for k, f in env.items()])
@@ -202,7 +215,7 @@ class ManifestReader:
     def add_compose(self, svc: ComposeService) -> None:
         image = svc.image.value if svc.image else None
         entity = self.declare(("compose", posixpath.dirname(svc.defined.path)),
-                              _label(image, svc.ports), svc.key, self.ref(svc.defined))
+                              _label(image, svc.ports, svc.key), svc.key, self.ref(svc.defined))
         for name, fact in sorted(svc.dns_names.items()):
             self.index.alias(entity.ceid, name, self.ref(fact))
         _add_props(entity, svc.image, svc.env, "compose", svc.ports, self.ref)
@@ -224,7 +237,7 @@ class ManifestReader:
             # a Job/CronJob runs to completion: one that loads a database (its image is the
             # database's client) is neither a datastore nor a service: Infrastructure(kind=job)
             batch = work.kind in RUN_TO_COMPLETION
-            label = "Infrastructure" if batch else _label(image, work.ports)
+            label = "Infrastructure" if batch else _label(image, work.ports, work.name.value)
             short = _release_stripped(work) if label == "Service" else None
             known = self.index.exact(short) if short else None
             if known is None or self.index.get(known).label != "Service" \

@@ -10,7 +10,7 @@ from substrate.connectors.compose import compose_files
 from substrate.connectors.endpoints import HostRef, hosts_in, is_probe
 from substrate.connectors.envfiles import interpolate, parse_env_file
 from substrate.connectors.gitrepo import batch_at
-from substrate.connectors.manifests import infra_kind, redact
+from substrate.connectors.manifests import infra_kind, name_kind, redact
 from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.graph.records import GraphBatch
 
@@ -74,6 +74,11 @@ def test_env_file_values_use_the_variables_set_above_them() -> None:
         ("PG", "Host=pg1,pg2;Port=5432;Database=app", [HostRef("pg1"), HostRef("pg2")]),
         ("DB", "Data Source=(local);Initial Catalog=x", []),
         ("FLAGS", "a=1;b=2", []),
+        # a host and a port, or a Kubernetes DNS name, say it under any variable name
+        ("mongo", "user-db:27017", [HostRef("user-db")]),
+        ("ZIPKIN", "zipkin.jaeger.svc.cluster.local", [HostRef("zipkin", "jaeger")]),
+        ("IMAGE", "nginx:latest", []),
+        ("VERSION", "1.2:30", []),
     ],
 )
 def test_hosts_in_env_values(var: str, value: str, hosts: list[HostRef]) -> None:
@@ -93,6 +98,35 @@ def test_hosts_in_env_values(var: str, value: str, hosts: list[HostRef]) -> None
 )
 def test_infra_kind(image: str, kind: str | None) -> None:
     assert infra_kind(image) == kind
+
+
+def test_a_workload_named_as_a_datastore_is_one() -> None:
+    """Sock Shop's Compose ``user-db`` runs ``weaveworksdemos/user-db`` with no port; its
+    Kubernetes manifest listens on 27017: both are the datastore ``user-db``."""
+    assert name_kind("user-db") == "database"
+    assert name_kind("orders_database") == "database"
+    assert name_kind("orders-mongo") == "database"
+    assert name_kind("cart-redis") == "cache"
+    assert name_kind("frontend") is None and name_kind("dbadmin") is None
+    assert name_kind(None) is None
+
+
+def test_compose_and_k8s_give_one_datastore_of_one_name(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    commit_tree(repo, {
+        "deploy/docker-compose.yml": (
+            "services:\n  user:\n    image: acme/user:1\n    environment:\n"
+            "      - MONGO_HOST=user-db:27017\n  user-db:\n    image: acme/user-db:1\n"),
+        "deploy/k8s.yaml": (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: user-db\nspec:\n"
+            "  template:\n    spec:\n      containers:\n      - name: user-db\n"
+            "        image: acme/user-db:1\n        ports:\n        - containerPort: 27017\n"),
+    }, "init", "2026-08-03T09:00:00Z")
+    batch = batch_at(repo)
+    named = {n.ceid: n.label for n in batch.nodes if n.props.get("name") == "user-db"}
+    assert named == {"infra:user-db": "Infrastructure"}
+    edges = {(e.type, e.src, e.dst) for e in batch.edges}
+    assert ("DEPENDS_ON", "service:user", "infra:user-db") in edges
 
 
 def test_redaction() -> None:

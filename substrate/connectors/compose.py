@@ -31,7 +31,11 @@ from substrate.connectors.yamlnodes import Fact, compose_all, get, items, line_o
 
 BASES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 _OVERRIDE = re.compile(r"^(?:docker-)?compose\.override\.ya?ml$")
+# overlays merged over the base file of their folder: "docker-compose.prod.yml",
+# "compose.tracing.yaml"; a variant is a project of its own: "docker-compose-dev.yml",
+# "docker-compose_kieker.yaml" (TeaStore's deployments, FAC's docker-compose-web.yml)
 _EXTRA = re.compile(r"^(?:docker-)?compose\.[^/]+\.ya?ml$")
+_VARIANT = re.compile(r"^(?:docker-)?compose[_-][^/]+\.ya?ml$")
 
 
 @dataclass
@@ -63,13 +67,21 @@ def _rank(name: str) -> tuple[int, str]:
     return 2, name
 
 
+def is_compose_file(name: str) -> bool:
+    return name in BASES or bool(_EXTRA.match(name) or _VARIANT.match(name))
+
+
 def compose_files(files: Iterable[str]) -> dict[str, list[str]]:
-    """Compose files grouped by directory, each group in merge order."""
+    """Compose files grouped by project, each group in merge order: a folder's base file and
+    its overlays (keyed by the folder), and each variant file alone (keyed by its path,
+    after its folder's base project)."""
     groups: dict[str, list[str]] = {}
     for path in files:
         name = posixpath.basename(path)
         if name in BASES or _EXTRA.match(name):
             groups.setdefault(posixpath.dirname(path), []).append(path)
+        elif _VARIANT.match(name):
+            groups.setdefault(path, []).append(path)
     return {d: sorted(ps, key=lambda p: _rank(posixpath.basename(p))) for d, ps in groups.items()}
 
 
@@ -247,8 +259,9 @@ def dotenv_facts(snap: GitSnapshot, directory: str, name: str | None = None) -> 
 def read_compose(snap: GitSnapshot) -> list[ComposeService]:
     """Every Compose service of the snapshot (directories in name order)."""
     out: list[ComposeService] = []
-    for directory, paths in sorted(compose_files(snap.files()).items()):
+    for key, paths in sorted(compose_files(snap.files()).items()):
         snap.preload(paths)
+        directory = posixpath.dirname(paths[0])
         reader = _Reader(snap, directory, dotenv_facts(snap, directory), set(paths))
         project: dict[str, ComposeService] = {}
         for path in paths:

@@ -27,7 +27,7 @@ from substrate.connectors.adr import is_adr_path
 from substrate.connectors.app_config import is_app_config_path
 from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.codeowners import LOCATIONS
-from substrate.connectors.compose import _EXTRA, BASES
+from substrate.connectors.compose import is_compose_file
 from substrate.connectors.designdocs import is_design_path
 from substrate.connectors.dockerfile_env import is_dockerfile_path
 from substrate.connectors.envfiles import is_env_file
@@ -60,8 +60,7 @@ def _service_folder(path: str) -> bool:
 
 
 def _compose(path: str) -> bool:
-    name = posixpath.basename(path)
-    return name in BASES or bool(_EXTRA.match(name))
+    return is_compose_file(posixpath.basename(path))
 
 
 def _k8s(path: str) -> bool:

@@ -27,6 +27,8 @@ from substrate.retrieval.time_scope import question_window, snapshots_by_version
 MAX_CHANGES = 60
 MAX_INTERVALS = 50
 STRUCTURAL = ("CALLS", "DEPENDS_ON", "OWNS", "PRIMARY_OWNER", "HOSTS", "SUPERSEDES")
+ATTRIBUTE_WORDS = frozenset({"image", "port", "address", "host", "url", "endpoint", "version",
+                             "language", "database", "db"})
 ATTRIBUTE_KEYS = ("address", "host", "hostname", "port", "url", "uri", "endpoint", "database",
                   "version", "image", "var", "via")
 
@@ -202,6 +204,9 @@ def attribute_values(props: dict[str, Any]) -> dict[str, Any]:
 async def attributes(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("attributes")
     services = [s for s in ctx.seeds if s["label"] in ("Service", "Infrastructure")]
+    # "what image does persistence use?" in TeaStore, which has a service called image: a
+    # name that is also the attribute asked for is the subject only when nothing else is
+    services.sort(key=lambda s: str(s.get("name") or "").lower() in ATTRIBUTE_WORDS)
     if not services:
         result.note = "no service named in the question"
         return result

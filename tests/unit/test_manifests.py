@@ -155,6 +155,23 @@ def test_compose_file_order() -> None:
     }
 
 
+def test_a_compose_variant_is_a_project_of_its_own() -> None:
+    """TeaStore's examples/docker/docker-compose_default.yaml and _kieker.yaml, FAC's
+    backend/docker-compose-web.yml beside backend/docker-compose.yml: read, but not merged
+    over the base file as an overlay is."""
+    files = ["backend/docker-compose.yml", "backend/docker-compose-web.yml",
+             "examples/docker/docker-compose_default.yaml",
+             "examples/docker/docker-compose_kieker.yaml", "docker-composer.yml"]
+    assert compose_files(files) == {
+        "backend": ["backend/docker-compose.yml"],
+        "backend/docker-compose-web.yml": ["backend/docker-compose-web.yml"],
+        "examples/docker/docker-compose_default.yaml":
+            ["examples/docker/docker-compose_default.yaml"],
+        "examples/docker/docker-compose_kieker.yaml":
+            ["examples/docker/docker-compose_kieker.yaml"],
+    }
+
+
 COMPOSE = """\
 services:
   checkout-service:

@@ -257,9 +257,9 @@ def dotenv_facts(snap: GitSnapshot, directory: str, name: str | None = None) -> 
 
 
 def read_compose(snap: GitSnapshot) -> list[ComposeService]:
-    """Every Compose service of the snapshot (directories in name order)."""
+    """Every Compose service of the snapshot (projects in name order)."""
     out: list[ComposeService] = []
-    for key, paths in sorted(compose_files(snap.files()).items()):
+    for _, paths in sorted(compose_files(snap.files()).items()):  # a base before its variants
         snap.preload(paths)
         directory = posixpath.dirname(paths[0])
         reader = _Reader(snap, directory, dotenv_facts(snap, directory), set(paths))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from substrate.connectors.aliases import NameIndex
@@ -244,12 +244,29 @@ def _parsed(path: str, text: str, primary_dir: str) -> tuple[AdrRecord, list[Lin
     return rec, decision_lines(rec)
 
 
+def _distinct_numbers(parsed: list[tuple[AdrRecord, list[Line]]], primary: str,
+                      ) -> list[tuple[AdrRecord, list[Line]]]:
+    """Two records of one folder with one number (alphagov's two ADR 10s: Argo, and Dex):
+    the first in path order keeps ``adr:0010``, a later one is ``adr:<its file name>``."""
+    seen: set[str] = set()
+    out = []
+    for rec, lines in parsed:
+        if rec.ceid in seen and adr_number(rec.path) is not None:
+            stem = posixpath.splitext(posixpath.basename(rec.path))[0]
+            folder = posixpath.dirname(rec.path)
+            rec = replace(rec, ceid=ceid("adr", stem if folder == primary else f"{folder}-{stem}"))
+        seen.add(rec.ceid)
+        out.append((rec, lines))
+    return out
+
+
 def adr_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
     """DecisionNodes and their SUPERSEDES / WHY / MENTIONS edges."""
     paths = [p for p in snap.files() if is_adr_path(p)]
     snap.preload(paths)
     primary = primary_adr_dir(paths)
-    parsed = [_parsed(p, snap.read(p), primary) for p in paths]
+    parsed = _distinct_numbers([_parsed(p, snap.read(p), primary) for p in sorted(paths)],
+                               primary)
     records = [rec for rec, _ in parsed]
     batch = GraphBatch()
     for rec, decision in parsed:

@@ -15,8 +15,8 @@ Kinds (the names a response lists under ``policy.redacted``):
   Yelp's ``detect-secrets`` plugins: GitHub, GitLab, Slack, Stripe, OpenAI, PyPI, npm,
   SendGrid, Twilio, ...), ``password`` (the value of ``password=``/``secret:``/``token=``
   style assignments) and ``token`` (an unbroken run of >= 32 characters mixing upper case,
-  lower case and digits with a Shannon entropy of at least 4 bits per character; hex digests
-  and ids are not tokens).
+  lower case and digits with a Shannon entropy of at least 4 bits per character; hex digests,
+  ids, and paths or slugs made of words are not tokens).
 
 Everything here is pure: :func:`find` lists the spans, :func:`redact` replaces them with
 ``[REDACTED:<kind>]`` and counts them, :class:`Redactor` walks JSON-like values.
@@ -111,9 +111,22 @@ def entropy(text: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
+_SEPARATORS = re.compile(r"[/_.=+-]+")
+_WORDLIKE = re.compile(r"^(?:[A-Za-z]{1,12}|\d{1,12})$")
+
+
+def _is_words(text: str) -> bool:
+    """A path or a slug of words: three or more parts, each letters only or digits only
+    ("docs/architecture/decisions/0021-give-fastly-CNAME-records-a-TTL-of-300", a branch
+    "cisagov/za/1154-create-ADR-gconnpool"); a random token's parts mix both."""
+    parts = [p for p in _SEPARATORS.split(text) if p]
+    return len(parts) >= 3 and all(_WORDLIKE.match(p) for p in parts)
+
+
 def _is_token(text: str) -> bool:
     return (any(c.isupper() for c in text) and any(c.islower() for c in text)
-            and any(c.isdigit() for c in text) and entropy(text) >= TOKEN_ENTROPY)
+            and any(c.isdigit() for c in text) and entropy(text) >= TOKEN_ENTROPY
+            and not _is_words(text))
 
 
 def _digits(text: str) -> str:

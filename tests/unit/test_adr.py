@@ -183,3 +183,20 @@ def test_decision_nodes_and_edges(tmp_path: Path) -> None:
     }
     supersedes = next(e for e in batch.edges if e.type == "SUPERSEDES")
     assert supersedes.props["evidence_refs"] == [old.format(7), new.format(7)]
+
+
+def test_two_records_with_one_number_are_two_decisions(tmp_path: Path) -> None:
+    """alphagov/govuk-infrastructure has two ADR 10s (Argo, and Dex)."""
+    repo = init_repo(tmp_path / "repo")
+    folder = "docs/architecture/decisions"
+    commit_tree(repo, {
+        f"{folder}/0010-use-argo-for-continuous-delivery.md":
+            "# 10. Use Argo for continuous delivery\n\nDate: 2021-10-11\n\n## Status\n\n"
+            "Accepted\n\n## Context\n\nWe need CD.\n",
+        f"{folder}/0010-use-dex-for-authentication.md":
+            "# 10. Use Dex for authentication\n\nDate: 2021-10-12\n\n## Status\n\nAccepted\n\n"
+            "## Context\n\nWe need single sign-on.\n",
+    }, "two tens", "2026-08-03T09:00:00Z")
+    nodes = {n.ceid: n.props["name"] for n in batch_at(repo).nodes if n.label == "DecisionNode"}
+    assert nodes == {"adr:0010": "Use Argo for continuous delivery",
+                     "adr:0010-use-dex-for-authentication": "Use Dex for authentication"}

@@ -49,6 +49,9 @@ NEGATIVE = [
     ("password", "the password policy says rotate every 90 days"),
     ("token", "sha256 3f786850e387550fdab836ed7e6dc881de23001b3f786850e387550fdab836ed"),
     ("token", "evidence git:5926e092:docs/adr/0001-use-grpc-between-services.md#L3-L9"),
+    # a path or slug of words with capitals and digits (alphagov's ADR file, a branch name)
+    ("token", "docs/architecture/decisions/0021-give-fastly-CNAME-records-a-TTL-of-300.md#L7"),
+    ("token", "Merge pull request #1155 from cisagov/za/1154-create-ADR-gconnpool"),
 ]
 
 

@@ -52,7 +52,8 @@ _SUPERSEDE = re.compile(r"\b(superseded\s+by|replaced\s+by|supersedes|replaces)\
 _EMOJI = {"✅": "accepted", "❌": "rejected", "⚠": "deprecated", "♻": "superseded",
           "🚧": "proposed", "📝": "proposed", "⛔": "rejected", "🗑": "deprecated"}  # fmt: skip
 _WORDS = (
-    ("superseded", ("supersede", "replaced by")),
+    # passive only: "Supersedes ADR-0031" (DEFRA's ADR 36) is what the superseding record says
+    ("superseded", ("superseded", "replaced by")),
     ("deprecated", ("deprecat", "obsolete", "retired")),
     ("rejected", ("reject", "declined", "withdrawn")),
     ("accepted", ("accept", "approved", "adopted", "done")),

@@ -69,6 +69,10 @@ BULLETS = """\
         ("⚠️", "deprecated"),
         ("♻️ Superseded by ADR-9", "superseded"),
         ("Accepted, superseded by ADR-9", "superseded"),
+        # the superseding record's own status (DEFRA's ADR 36 and 33, alphagov's ADR 7)
+        ("Accepted. Supersedes [ADR-0031](./0031-x.md). Extended by ADR-0049", "accepted"),
+        ("Proposed\n\nSupersedes the \"option 3\" portion of ADR 0016", "proposed"),
+        ("Deprecated (no superseding ADR)", "deprecated"),
         ("🚧", "proposed"),
         ("Draft", "proposed"),
         ("whatever", "unknown"),

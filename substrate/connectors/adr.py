@@ -271,10 +271,23 @@ def adr_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
     records = [rec for rec, _ in parsed]
     batch = GraphBatch()
     for rec, decision in parsed:
-        batch.nodes.append(_node(rec, snap.ref(rec.path, rec.name_line)))
         same_dir = [r for r in records if posixpath.dirname(r.path) == posixpath.dirname(rec.path)]
         numbers = {adr_number(r.path): r.ceid for r in same_dir}
         by_number = {n: c for n, c in numbers.items() if n is not None}
         batch.edges.extend(supersede_edges(rec, by_number, snap))
         batch.edges.extend(decision_edges(rec, index, snap, decision))
+    superseded = superseded_by_accepted(records, batch.edges)
+    for rec, _ in parsed:
+        if rec.ceid in superseded and rec.status in ("accepted", "proposed", "unknown"):
+            rec = replace(rec, status="superseded")  # its own text still says what it said
+        batch.nodes.append(_node(rec, snap.ref(rec.path, rec.name_line)))
     return batch
+
+
+def superseded_by_accepted(records: list[AdrRecord], edges: list[EdgeRecord]) -> set[str]:
+    """The records an accepted record supersedes. Only the later record may say so (DEFRA's
+    ADR 36: "Accepted. Supersedes ADR-0031", whose own status still reads Accepted); a
+    proposed one supersedes nothing yet (ADR 33 on part of ADR 16)."""
+    status = {r.ceid: r.status for r in records}
+    return {e.dst for e in edges
+            if e.type == "SUPERSEDES" and status.get(e.src) in ("accepted", "superseded")}

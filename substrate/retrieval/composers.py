@@ -150,6 +150,11 @@ def rationale(fact: dict[str, Any], cites: Citations) -> str:
     status_ref = cites.cite({"evidence_ref": fact["status_ref"], "type": "STATUS",
                              "from": adr.get("ceid"), "to": status, "source": "git"}) \
         if fact.get("status_ref") else ""
+    later = fact.get("superseded_by") or []
+    if later and "supersede" not in written.lower():  # only the later record says so
+        status_ref += "; superseded by " + ", ".join(
+            f"{x['entity'].get('ceid')} \"{name(x['entity'])}\"{cites.cite(x['hop'])}"
+            for x in later)
     head = (f"{adr.get('ceid', 'The ADR')} \"{name(adr)}\" (status {status}{status_ref}"
             f", dated {fact.get('date') or 'undated'})")
     quotes = []

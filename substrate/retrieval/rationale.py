@@ -410,6 +410,7 @@ async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
             "status_text": props.get("status_text") or (written[0] if written else None),
             "status_ref": f"{props.get('path')}#L{written[1]}@{commit}" if written else None,
             "path": props.get("path"), "commit": commit,
+            "superseded_by": [x for x in row.get("superseded_by") or [] if x],
             "quotes": [{"section": s.section, "line": s.line, "text": s.text,
                         "evidence_ref": f"{props.get('path')}#{s.lines()}@{commit}"}
                        for s in quotes],

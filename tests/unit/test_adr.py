@@ -204,3 +204,29 @@ def test_two_records_with_one_number_are_two_decisions(tmp_path: Path) -> None:
     nodes = {n.ceid: n.props["name"] for n in batch_at(repo).nodes if n.label == "DecisionNode"}
     assert nodes == {"adr:0010": "Use Argo for continuous delivery",
                      "adr:0010-use-dex-for-authentication": "Use Dex for authentication"}
+
+
+def test_a_record_superseded_only_by_the_later_one(tmp_path: Path) -> None:
+    """DEFRA's ADR 36 says "Accepted. Supersedes ADR-0031"; ADR 31 still reads Accepted. A
+    proposed record superseding part of another (ADR 33 on ADR 16) supersedes nothing yet."""
+    repo = init_repo(tmp_path / "repo")
+    folder = "docs/architecture/decisions"
+
+    def adr(n: int, title: str, status: str) -> str:
+        return f"# {n}. {title}\n\nDate: 2026-01-0{n % 9 + 1}\n\n## Status\n\n{status}\n\n" \
+               "## Context\n\nWe need it.\n"
+    commit_tree(repo, {
+        f"{folder}/0016-admin-ui.md": adr(16, "Admin UI", "Accepted"),
+        f"{folder}/0031-ledger.md": adr(31, "Ledger", "Accepted"),
+        f"{folder}/0033-rbac.md": adr(33, "RBAC", "Proposed\n\nSupersedes part of [ADR 0016]"
+                                     "(0016-admin-ui.md)"),
+        f"{folder}/0036-stream.md": adr(36, "Stream", "Accepted. Supersedes [ADR-0031]"
+                                       "(./0031-ledger.md)"),
+    }, "records", "2026-08-03T09:00:00Z")
+    batch = batch_at(repo)
+    status = {n.ceid: n.props["status"] for n in batch.nodes if n.label == "DecisionNode"}
+    assert status == {"adr:0016": "accepted", "adr:0031": "superseded", "adr:0033": "proposed",
+                      "adr:0036": "accepted"}
+    written = {n.ceid: n.props.get("status_text") for n in batch.nodes}
+    assert written["adr:0031"] == "Accepted"
+    assert ("SUPERSEDES", "adr:0036", "adr:0031") in {(e.type, e.src, e.dst) for e in batch.edges}

@@ -152,3 +152,21 @@ def test_the_answers_read() -> None:
     here = c.removed({"subject": {"name": "payment"}, "first": first, "removed": None,
                       "hop": {}}, c.Citations())
     assert here.startswith("payment has not been removed: it is in the graph")
+
+
+def test_a_decision_superseded_only_by_a_later_record_says_so() -> None:
+    cites = c.Citations()
+    text = c.rationale({
+        "adr": {"ceid": "adr:0031", "name": "Waste balance transaction ledger"},
+        "status": "superseded", "status_text": "Accepted", "date": "2026-04-21",
+        "status_ref": "docs/adr/0031-ledger.md#L7@cf91439",
+        "superseded_by": [{"entity": {"ceid": "adr:0036", "name": "Event-sourced stream"},
+                           "hop": {"type": "SUPERSEDES", "from": "adr:0036", "to": "adr:0031",
+                                   "evidence_ref": "docs/adr/0036-stream.md#L7@cf91439"}}],
+        "quotes": [{"section": "Context", "text": "Failure is silent.",
+                    "evidence_ref": "docs/adr/0031-ledger.md#L13@cf91439"}]}, cites)
+    assert text.startswith('adr:0031 "Waste balance transaction ledger" (status Accepted '
+                           '(superseded)[1]; superseded by adr:0036 "Event-sourced stream"[2], '
+                           'dated 2026-04-21)')
+    assert [x["evidence_ref"] for x in cites.items][:2] == [
+        "docs/adr/0031-ledger.md#L7@cf91439", "docs/adr/0036-stream.md#L7@cf91439"]

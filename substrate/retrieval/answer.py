@@ -45,6 +45,9 @@ def _numbered(hops: list[dict[str, Any]]) -> list[Citation]:
 def compose(intent: str, results: dict[str, StrategyResult],
             fused: list[Hit]) -> tuple[str, list[Citation]]:
     cites = Citations()
+    listed = results.get("decision_mentions")
+    if intent == "decision_rationale" and listed is not None and listed.facts:
+        return c.decisions_mentioning(listed.facts[0], cites), cites.items
     rationale = results.get("rationale")
     if intent == "decision_rationale" and rationale is not None and rationale.facts:
         return c.rationale(rationale.facts[0], cites), cites.items

@@ -82,6 +82,9 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
     risks = results.get("risks")
     if intent == "strategic_risks" and risks is not None and risks.facts:
         return RISKS
+    listed = results.get("decision_mentions")
+    if intent == "decision_rationale" and listed is not None and listed.facts:  # text search
+        return _clip(PRIORS[intent] if listed.facts[0].get("records") else NEGATIVE)
     quoted = results.get("rationale")
     if intent == "decision_rationale" and quoted is not None and quoted.facts:
         scores = quoted.facts[0].get("scores") or [0.0]

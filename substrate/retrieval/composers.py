@@ -167,6 +167,20 @@ def rationale(fact: dict[str, Any], cites: Citations) -> str:
     return f"{head}. " + listing(quotes, "", " ")
 
 
+def decisions_mentioning(fact: dict[str, Any], cites: Citations) -> str:
+    """"Which decisions mention X": each record naming it, at the first line that does."""
+    term, records = fact.get("term"), fact.get("records") or []
+    if not records:
+        return (f"No decision record mentions {term} (searched the title and text of every "
+                "record at this snapshot, whole words only).")
+    items = [f"{r['adr'].get('ceid')} \"{name(r['adr'])}\" ({r.get('status') or 'unknown'}"
+             f"{', ' + str(r['date']) if r.get('date') else ''}): \"{r.get('line')}\""
+             f"{cites.cite(r['hop'])}" for r in records]
+    total = int(fact.get("total") or len(records))
+    more = f" ({total - len(records)} more not listed)" if total > len(records) else ""
+    return (f"{total} decision record(s) mention {term}{more}: " + "; ".join(items) + ".")
+
+
 OWNER_EDGES = ("OWNS", "PRIMARY_OWNER")  # their start as the ownership file writes it
 STATED_KEYS = ("image", "kind", "status", "address", "url", "host", "port", "ports", "version",
                "handle", "pattern")

@@ -72,7 +72,7 @@ def clean(text: str) -> str:
     return " ".join(text.split())
 
 
-def _first_line(text: str, path_line: int, title: str) -> int:
+def first_text_line(text: str, path_line: int, title: str) -> int:
     """File line of the text's first line: the title heading sits on the provenance's line."""
     for i, line in enumerate(text.splitlines()):
         m = _HEADING.match(line)
@@ -126,7 +126,7 @@ def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
     GitHub-native workflows:" then the decision) is joined to that prose's first sentence. A
     heading inside a section ("### Plain JUnit5" under "## Pros and Cons of the Options")
     announces what follows it the same way."""
-    first = _first_line(text, title_line, title)
+    first = first_text_line(text, title_line, title)
     raw = text.splitlines()
     section: str | None = None
     depth = 0  # the heading level of the current section: deeper headings stay inside it
@@ -352,6 +352,48 @@ async def by_title(query: str, order: list[str], rows: dict[str, dict[str, Any]]
     return [best, *[c for c in order if c != best]]
 
 
+WHY_TERM = re.compile(
+    r"^\W*why\s+(?:do|did|does|are|were|was|is|have|has|would)\s+(?:we|they|you|the\s+team|it)"
+    r"\s+(?:\w+\s+)?(?:use|using|choose|chose|chosen|pick|picked|adopt|adopted|select|selected"
+    r"|go\s+with|went\s+with|switch(?:ed)?\s+to|move[ds]?\s+to|introduce[ds]?|need)\s+"
+    r"(?P<term>[^?]+?)\s*\??$", re.I)
+_TERM_END = re.compile(r"\s+(?:for|instead|rather|over|in|as|to|with|on|and|because)\b|[(,;:]",
+                       re.I)
+TERM_RECORDS = 5  # a term named by more records than this says nothing about which answers
+
+
+def why_term(question: str) -> str | None:
+    """X of "why do we use X (for ...)?", lower case, without an article; None otherwise."""
+    m = WHY_TERM.search(question.strip())
+    if m is None:
+        return None
+    term = _TERM_END.split(m["term"], maxsplit=1)[0].strip(" .`'\"")
+    term = re.sub(r"^(?:the|a|an|our)\s+", "", term, flags=re.I).lower()
+    return term if len(term) >= 2 and len(term.split()) <= 3 else None
+
+
+async def by_term(ctx: SearchContext, order: list[str]) -> list[str] | None:
+    """``order`` with the records naming the question's term first ("why do we use Piscina?":
+    the one record that names Piscina, though the fused order ranked others above it, or a
+    title closer to the question), those naming it in their title before the rest; None when
+    the term is named by none or by more than ``TERM_RECORDS`` records."""
+    term = why_term(ctx.query)
+    if term is None:
+        return None
+    rows = await ctx.reader.rows("retrieval/decisions_mentioning", ctx.scope, term=term,
+                                 limit=TERM_RECORDS + 1)
+    word = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.I)
+    naming = [r for r in rows if word.search(str(r["props"].get("text") or ""))
+              or word.search(str(r["entity"].get("name") or ""))]
+    if not naming or len(naming) > TERM_RECORDS:
+        return None
+    rank = {c: i for i, c in enumerate(order)}
+    first = sorted(naming, key=lambda r: (not word.search(str(r["entity"].get("name") or "")),
+                                          rank.get(r["entity"]["ceid"], len(rank)),
+                                          r["entity"]["ceid"]))
+    return list(dict.fromkeys([*(r["entity"]["ceid"] for r in first), *order]))
+
+
 def commit_of(provenance: list[str]) -> tuple[int, str]:
     """(title line, commit) from a provenance ref ``path#L12@abc1234``."""
     for ref in provenance:
@@ -370,7 +412,7 @@ def boost(sentence: Sentence) -> float:
             + (REASON_BOOST if sentence.listed or _REASON.search(sentence.text) else 0.0))
 
 
-def _git_source(sources: Any) -> str | None:
+def git_source(sources: Any) -> str | None:
     return next((str(s) for s in sources or [] if str(s).startswith("git:")), None)
 
 
@@ -380,9 +422,12 @@ async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
     order = _adr_order(ctx.query, ctx.seeds, fused)[:CANDIDATES]
     if not order:
         return None
+    named = bool(_ADR_NUMBER.search(ctx.query))
+    termed = None if named else await by_term(ctx, order)
+    order = termed or order
     rows = await ctx.reader.rows("retrieval/decision_text", ctx.scope, ceids=order)
     by_ceid = {r["entity"]["ceid"]: r for r in rows}
-    if not _ADR_NUMBER.search(ctx.query):
+    if not named and termed is None:  # no record names the term: the closest title
         order = await by_title(ctx.query, order, by_ceid, reranker)
     for ceid in order:
         row = by_ceid.get(ceid)
@@ -393,7 +438,7 @@ async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
         # the text is the file as of the read's snapshot: its lines cite that commit (the
         # provenance's commit is the title line's and may predate later edits of the body)
         read_at = await commit_at(ctx.settings, ctx.scope.tenant, ctx.scope.version,
-                                  _git_source(props.get("sources")))
+                                  git_source(props.get("sources")))
         commit = read_at[:7] if read_at else commit
         found = sentences(str(props["text"]), line, str(row["entity"].get("name") or ""))
         if not found:
@@ -403,7 +448,7 @@ async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
                          for r in outcome.results), key=lambda x: -x[0])
         quotes = select(found, [s for _, s in scored])
         result = StrategyResult("rationale")
-        written = written_status(str(props["text"]), _first_line(
+        written = written_status(str(props["text"]), first_text_line(
             str(props["text"]), line, str(row["entity"].get("name") or "")))
         result.facts.append({
             "adr": row["entity"], "status": props.get("status"), "date": props.get("date"),

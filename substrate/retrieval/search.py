@@ -29,6 +29,7 @@ from substrate.retrieval.counterfactual import Options as CounterfactualOptions
 from substrate.retrieval.counterfactual import Outcome, answer_entities, shifted_scope
 from substrate.retrieval.counterfactual import analyse as analyse_counterfactuals
 from substrate.retrieval.counterfactual import compare as compare_outcomes
+from substrate.retrieval.decision_mentions import decisions_mentioning
 from substrate.retrieval.evidence import build_bundle, build_confidence
 from substrate.retrieval.fusion import RankedHit, rrf_fuse
 from substrate.retrieval.history_facts import when_results
@@ -243,8 +244,10 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         fused, rerank_info = await _rerank(reranker, query, fused, options.top_k)
     fused = fused[: options.top_k]
     if route.intent is Intent.DECISION_RATIONALE:
-        quoted = await rationale(ctx, fused, reranker)
+        listed = await decisions_mentioning(ctx)  # "which decisions mention Redis?"
+        quoted = await rationale(ctx, fused, reranker) if listed is None else None
         results = results if quoted is None else {**results, "rationale": quoted}
+        results = results if listed is None else {**results, "decision_mentions": listed}
     if route.intent is Intent.WHEN:  # a switch to a value, an edge, a file, an entity
         results = await when_results(ctx, fused, results)
     asserted = results

@@ -250,6 +250,22 @@ def test_lists_of_the_other_side_of_a_relation(api: httpx.Client) -> None:
     assert "service:fraud" in {c["to"] for c in body["citations"]}
 
 
+def test_which_decisions_mention_a_term(api: httpx.Client, demo_repo: Path) -> None:
+    """Gold by reading docs/adr/ of the demo repository (grep -w -i kafka): records 0002 (line
+    18, "its events on Kafka"), 0004, 0009 and 0012 name Kafka; "rediscovered" is no Redis."""
+    body = search(api, "Which ADRs mention kafka?")
+    assert body["route"]["intent"] == "decision_rationale"
+    assert body["answer"].startswith("4 decision record(s) mention kafka: adr:0002")
+    assert [c["from"] for c in body["citations"]] == ["adr:0002", "adr:0004", "adr:0009",
+                                                       "adr:0012"]
+    assert body["citations"][0]["evidence_ref"].startswith(
+        "docs/adr/0002-one-database-per-service.md#L18@")
+    for cited in body["citations"]:
+        assert_ref_exists(demo_repo, cited["evidence_ref"])
+    body = search(api, "Which decisions mention Cassandra?")
+    assert body["answer"].startswith("No decision record mentions cassandra")
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

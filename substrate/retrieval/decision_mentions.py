@@ -1,0 +1,86 @@
+""""Which decisions mention Redis?": the decision records whose title or text names a term,
+each cited at the first line that names it. The term need not be an entity of the graph (a
+library, a product, a practice: "Piscina", "MongoDB", "feature flags"), so the records' own
+text is searched, whole words only ("redis" is not "rediscovered")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.rationale import commit_of, first_text_line, git_source
+from substrate.retrieval.time_scope import commit_at
+
+MAX_RECORDS = 50
+LISTED = 12
+ASKS = re.compile(
+    r"\b(?:decisions?|adrs?|(?:decision\s+)?records?)\s+(?:that\s+|which\s+|do\s+|did\s+)?"
+    r"(?:we\s+)?(?:\w+\s+)?(?:mention(?:s|ed|ing)?|referenc(?:e|es|ed|ing)|discuss(?:es|ed|ing)?"
+    r"|cover(?:s|ed|ing)?|talk(?:s|ed)?\s+about|(?:are|is|were)\s+about|about|concern(?:s|ing)?"
+    r"|involv(?:e|es|ing)|nam(?:e|es|ing))\s+(?P<term>[^?]+?)\s*\??$", re.I)
+_ARTICLE = re.compile(r"^(?:the|a|an|our|any)\s+", re.I)
+
+
+def asked_term(question: str) -> str | None:
+    """The term of a "which decisions mention X" question, lower case; None otherwise."""
+    m = ASKS.search(question.strip())
+    if m is None:
+        return None
+    term = _ARTICLE.sub("", m["term"].strip(" .`'\"")).strip(" .`'\"").lower()
+    return term if len(term) >= 2 else None
+
+
+def first_naming_line(text: str, term: str) -> tuple[int, str] | None:
+    """(index, line) of the text's first line naming ``term`` as a whole word."""
+    word = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.I)
+    for i, line in enumerate(text.splitlines()):
+        if word.search(line):
+            return i, line.strip()
+    return None
+
+
+def _excerpt(line: str, term: str, width: int = 110) -> str:
+    line = re.sub(r"^[#>*\-\s]+", "", line)
+    at = line.lower().find(term)
+    start = max(0, at - width // 2) if len(line) > width else 0
+    cut = line[start:start + width]
+    return ("…" if start else "") + cut + ("…" if start + width < len(line) else "")
+
+
+async def decisions_mentioning(ctx: SearchContext) -> StrategyResult | None:
+    """The records naming the question's term, or None when the question asks no such list."""
+    term = asked_term(ctx.query)
+    if term is None:
+        return None
+    rows = await ctx.reader.rows("retrieval/decisions_mentioning", ctx.scope, term=term,
+                                 limit=MAX_RECORDS)
+    result = StrategyResult("decision_mentions")
+    found: list[dict[str, Any]] = []
+    commits: dict[str | None, str | None] = {}
+    for row in rows:
+        props, entity = row["props"], row["entity"]
+        text, title = str(props.get("text") or ""), str(entity.get("name") or "")
+        title_line, commit = commit_of(list(props.get("provenance") or []))
+        at = first_naming_line(text, term)
+        if at is None and not re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", title, re.I):
+            continue  # a part of a longer word only
+        source = git_source(props.get("sources"))
+        if source not in commits:  # the text is the file as of the read's snapshot
+            commits[source] = await commit_at(ctx.settings, ctx.scope.tenant,
+                                              ctx.scope.version, source)
+        commit = (commits[source] or commit)[:7]
+        line = first_text_line(text, title_line, title) + at[0] if at else title_line
+        ref = f"{props.get('path')}#L{line}@{commit}"
+        found.append({"adr": entity, "status": props.get("status"), "date": props.get("date"),
+                      "line": _excerpt(at[1], term) if at else title,
+                      "hop": {"type": "MENTIONS", "from": entity["ceid"], "to": term,
+                              "evidence_ref": ref, "source": source or "git",
+                              "confidence": 1.0}})
+    for rank, f in enumerate(found[:LISTED]):
+        result.hits.append(Hit(f["adr"]["ceid"], str(f["adr"].get("name") or ""),
+                               "DecisionNode", f["line"], 1.0 / (1 + rank)))
+        result.hops.append({**f["hop"], "hop": 1})
+    result.truncated = len(found) > LISTED
+    result.facts.append({"term": term, "records": found[:LISTED], "total": len(found)})
+    return result

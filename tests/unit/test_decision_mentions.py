@@ -1,0 +1,41 @@
+""""Which decisions mention X" and "why do we use X": the term a question names, and the
+line of a record that names it (whole words only)."""
+
+from __future__ import annotations
+
+import pytest
+
+from substrate.retrieval.decision_mentions import asked_term, first_naming_line
+from substrate.retrieval.rationale import why_term
+
+
+@pytest.mark.parametrize(("question", "term"), [
+    ("What decisions mention Redis?", "redis"),
+    ("Which ADRs mention Piscina?", "piscina"),
+    ("Which decisions are about feature flags?", "feature flags"),
+    ("List the ADRs that reference the ledger", "ledger"),
+    ("Which decision records discuss MongoDB?", "mongodb"),
+    ("Why did we adopt Kafka?", None),
+    ("Which decisions were superseded?", None),
+])
+def test_the_term_a_listing_question_names(question: str, term: str | None) -> None:
+    assert asked_term(question) == term
+
+
+@pytest.mark.parametrize(("question", "term"), [
+    ("Why do we use Piscina?", "piscina"),
+    ("Why did we choose exceljs for parsing summary logs?", "exceljs"),
+    ("Why did we choose Joi (instead of Mongoose) for the schema?", "joi"),
+    ("Why do we use GOV.UK Notify?", "gov.uk notify"),
+    ("Why was ADR 3 superseded?", None),
+    ("Why did checkout move to the payments team?", None),
+])
+def test_the_term_a_why_question_names(question: str, term: str | None) -> None:
+    assert why_term(question) == term
+
+
+def test_a_whole_word_is_named_not_a_part_of_one() -> None:
+    text = "# 7. Caches\n\nWe rediscovered the problem.\n\nUse Redis for sessions.\n"
+    assert first_naming_line(text, "redis") == (4, "Use Redis for sessions.")
+    assert first_naming_line("We rediscovered it.", "redis") is None
+    assert first_naming_line("redis-commander is a UI", "redis") is None  # another name

@@ -55,6 +55,26 @@ def name(entity: dict[str, Any] | None) -> str:
 def dependencies(facts: list[dict[str, Any]], cites: Citations, callers: bool) -> str:
     if not facts:
         return "No service named in the question was found, so no dependency was looked up."
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for f in facts:
+        groups.setdefault(str((f.get("subject") or {}).get("ceid")), []).append(f)
+    first = facts[0].get("subject") or {}
+    if first.get("why") != "technology":
+        return " ".join(_directed(g, cites, callers) for g in groups.values())
+    # the datastores running a technology ("which services use MongoDB?"), each traversed
+    lead = f"{first.get('mention')} runs as " + ", ".join(
+        name(g[0].get("subject")) for g in groups.values()) + "."
+    found = [_directed(g, cites, callers) for g in groups.values()
+             if any(f.get("target") for f in g)]
+    idle = [name(g[0].get("subject")) for g in groups.values()
+            if not any(f.get("target") for f in g)]
+    none = ((f"Nothing is recorded as calling or depending on {', '.join(idle)} (checked the "
+             "CALLS and DEPENDS_ON edges into each).") if callers else
+            f"No dependencies are recorded for {', '.join(idle)}.") if idle else ""
+    return " ".join(x for x in (lead, *found, none) if x)
+
+
+def _directed(facts: list[dict[str, Any]], cites: Citations, callers: bool) -> str:
     subject = name(facts[0].get("subject"))
     found = [f for f in facts if f.get("target")]
     if not found:

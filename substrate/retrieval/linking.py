@@ -13,6 +13,7 @@ from substrate.retrieval.gazetteer import link_names
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.mentions import fuzzy_query
 from substrate.retrieval.scope import ReadScope
+from substrate.retrieval.technologies import technology_seeds
 
 MIN_SCORE = 0.5
 
@@ -73,11 +74,18 @@ async def link_entities(reader: GraphReader, scope: ReadScope, mentions: list[st
                         question: str | None = None,
                         named: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The tenant's names found in ``question`` first (``named_seeds``; ``named``: already
-    found), in order of appearance, then the fuzzy full-text matches of the pattern mentions."""
+    found), in order of appearance, then the fuzzy full-text matches of the pattern mentions;
+    when the question names no service or datastore but a technology ("MongoDB"), the
+    datastores running it first (``technologies``)."""
     if named is None:
         named = await named_seeds(reader, scope, question)
     linked = {e["ceid"]: e for e in named}
     for entity in await link_mentions(reader, scope, mentions):
         if entity is not None and entity["ceid"] not in linked:
             linked[entity["ceid"]] = entity
-    return list(linked.values())
+    found = list(linked.values())
+    if question and not any(e["label"] in ("Service", "Infrastructure") for e in named):
+        # "which services use MongoDB?" with datastores called carts-db and orders-db
+        used = await technology_seeds(reader, scope, question, found)
+        found = [*used, *(e for e in found if e["ceid"] not in {u["ceid"] for u in used})]
+    return found

@@ -50,7 +50,8 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
         types=("CALLS", "DEPENDS_ON"), min_weight=ctx.options.min_weight,
         limit=min(ctx.options.top_k * 5, direct.MAX_RESULTS),
     ).validate()
-    for service in services[:1]:
+    used = [s for s in services if s.get("why") == "technology"]  # every datastore running it
+    for service in used if services[0].get("why") == "technology" else services[:1]:
         rows, cut = await direct.dependencies(ctx.reader, ctx.scope, service, query)
         result.truncated |= cut
         for rank, row in enumerate(rows):

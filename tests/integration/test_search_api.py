@@ -266,6 +266,20 @@ def test_which_decisions_mention_a_term(api: httpx.Client, demo_repo: Path) -> N
     assert body["answer"].startswith("No decision record mentions cassandra")
 
 
+def test_which_services_use_a_technology_no_datastore_is_called(api: httpx.Client) -> None:
+    """Gold from EXPECTED.md and docker-compose.yml: six postgres databases (catalog-db,
+    fulfilment-db, ledger-db, orders-db, payments-db, users-db), catalog-db used by catalog,
+    inventory and reviews; no datastore is called "postgres"."""
+    body = search(api, "Which services use postgres?")
+    assert body["route"]["intent"] == "callers"
+    assert body["answer"].startswith("postgres runs as catalog-db, fulfilment-db, ledger-db, "
+                                     "orders-db, payments-db, users-db.")
+    users = {c["from"] for c in body["citations"] if c["to"] == "infra:catalog-db"}
+    assert users == {"service:catalog", "service:inventory", "service:reviews"}
+    body = search(api, "Which services use redis?")  # a datastore called so: itself only
+    assert body["answer"].startswith("redis is called directly by:")
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from substrate.connectors.codeowners import codeowners_batch
 from substrate.connectors.designdocs import describe_services, design_batch
 from substrate.connectors.endpoints import is_probe
 from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
+from substrate.connectors.languages import infer_languages
 from substrate.connectors.layout import deploying_file, link_sources
 from substrate.connectors.manifests import app_config_batch, manifest_batch
 from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
@@ -78,13 +80,22 @@ def _repo_name(repo: Path) -> str:
     return "/".join(path.split("/")[-2:])
 
 
+_PACKAGE_NAME = re.compile(r"^[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*){2,}$")
+
+
+def folder_service_name(folder: str) -> str:
+    """The service a folder under a service root stands for: its name, or the last part of a
+    Java-style package name (TeaStore's ``services/tools.descartes.teastore.webui`` is webui)."""
+    return folder.rsplit(".", 1)[-1] if _PACKAGE_NAME.match(folder) else folder
+
+
 def service_folders(files: tuple[str, ...]) -> dict[str, str]:
-    """``name -> services/<name>`` for every folder directly under a service root."""
+    """``name -> services/<folder>`` for every folder directly under a service root."""
     found: dict[str, str] = {}
     for path in files:
         parts = path.split("/")
         if len(parts) >= 3 and parts[0] in SERVICE_ROOTS:
-            found.setdefault(parts[1], f"{parts[0]}/{parts[1]}")
+            found.setdefault(folder_service_name(parts[1]), f"{parts[0]}/{parts[1]}")
     return found
 
 
@@ -268,6 +279,7 @@ def batch_at(
     dirs.update(link_sources(snap, index, dirs))
     describe_services(snap, index, dirs)
     describe_from_tables(snap, index, dirs)
+    infer_languages(snap, index, dirs)  # what no README states: build files, Dockerfiles
     batch.extend(app_config_batch(snap, index, dirs))
     modules, module_paths = module_batch(snap, dirs, ceid("repo", repo_name(snap.repo)))
     batch.extend(modules)

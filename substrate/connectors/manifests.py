@@ -226,6 +226,9 @@ class ManifestReader:
             dockerfile = _dockerfile_in(svc.build.value, svc.dockerfile)
             if dockerfile:
                 entity.props.setdefault("dockerfile", dockerfile)
+            if svc.dockerfile and not posixpath.isabs(svc.dockerfile):  # node.Dockerfile
+                entity.props.setdefault("build_dockerfile", posixpath.normpath(
+                    posixpath.join(svc.build.value, svc.dockerfile)))
         depends = {**svc.depends_on, **svc.links}
         self.deployed.append(_Deployed(entity, svc.env, None, depends, mounted=svc.mounted,
                                        env_at=svc.env_at))

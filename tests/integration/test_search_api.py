@@ -248,6 +248,11 @@ def test_lists_of_the_other_side_of_a_relation(api: httpx.Client) -> None:
     body = search(api, "What does checkout talk to?")
     assert body["route"]["intent"] == "dependency"
     assert "service:fraud" in {c["to"] for c in body["citations"]}
+    # EXPECTED.md (RSN-08): two exceptions to policy:one-database-per-service
+    body = search(api, "Is there any exception to the one-database-per-service policy?")
+    assert {c["from"] for c in body["citations"]} == {
+        "exception:invoicing-reads-orders-db",
+        "exception:catalog-db-shared-by-inventory-and-reviews"}
 
 
 def test_which_decisions_mention_a_term(api: httpx.Client, demo_repo: Path) -> None:

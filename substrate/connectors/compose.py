@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from yaml.nodes import Node, SequenceNode
 
+from substrate.connectors.cmdline import tokens
 from substrate.connectors.envfiles import interpolate, parse_env_file
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.mounts import Mounted, config_values, mounted_files
@@ -54,6 +55,7 @@ class ComposeService:
     profiles: list[str] = field(default_factory=list)
     ports: list[Fact] = field(default_factory=list)
     mounted: list[Mounted] = field(default_factory=list)  # values of mounted config files
+    command: list[Fact] = field(default_factory=list)  # its words, each at its line
     # a variable passed without a value (``- CART_ADDR``) takes it from the project's .env:
     # ``env`` holds the .env line (where the value is), this the line that passes it
     env_at: dict[str, Fact] = field(default_factory=dict)
@@ -179,6 +181,11 @@ class _Reader:
             name = scalar(profile)
             if name and name not in svc.profiles:
                 svc.profiles.append(name)
+        command = get(body, "command")
+        if command is not None:  # a later file's command replaces the earlier one
+            line = self.fact(command)
+            svc.command = tokens(line) if line is not None else [
+                f for f in (self.fact(n) for n in items(command)) if f is not None]
         self.read_env_files(svc, get(body, "env_file"))
         self.read_environment(svc, get(body, "environment"))
         self.read_mounts(svc, get(body, "volumes"))

@@ -98,9 +98,15 @@ def _k8s(host: str, address: str, port: int | None) -> HostRef:
     return HostRef(host, None, address, port)
 
 
+# Go's MySQL DSN "user:password@tcp(host:3306)/db" has no scheme for URL_PASSWORD to see
+DSN_PASSWORD = re.compile(r"(^|[\s=])([^\s:@/=]+:)[^@\s]+(@(?:tcp|unix)\()")
+
+
 def mask_passwords(value: str) -> str:
-    """``value`` with the password of a URL or of a key=value connection string masked."""
-    return KV_PASSWORD.sub(r"\1***", URL_PASSWORD.sub(r"\1***@", value))
+    """``value`` with the password of a URL, of a key=value connection string or of a Go
+    MySQL DSN masked."""
+    masked = URL_PASSWORD.sub(r"\1***@", value)
+    return DSN_PASSWORD.sub(r"\1\2***\3", KV_PASSWORD.sub(r"\1***", masked))
 
 
 def _connection_string(value: str) -> list[HostRef]:
@@ -123,9 +129,18 @@ def _connection_string(value: str) -> list[HostRef]:
     return out
 
 
+_GO_DSN = re.compile(r"@tcp\((?P<host>[^)]+)\)")  # Go's MySQL DSN: user:pw@tcp(db:3306)/name
+
+
 def hosts_in(var: str, value: str) -> list[HostRef]:
     """Host references in one environment variable (``[]`` when it names none)."""
     value = value.strip()
+    dsn = _GO_DSN.search(value)
+    if dsn is not None and "://" not in value:
+        host, port = _split_host(dsn["host"])
+        if host and host.lower() not in _LOCAL and not host.replace(".", "").isdigit():
+            return [_k8s(host.lower(), mask_passwords(value), port)]
+        return []
     if value and "://" not in value and ";" in value and "=" in value:
         return _connection_string(value)
     if not value or (" " in value and "://" not in value):

@@ -116,6 +116,7 @@ class Workload:
     env: dict[str, Fact] = field(default_factory=dict)
     config_refs: list[ConfigRef] = field(default_factory=list)
     ports: list[Fact] = field(default_factory=list)
+    args: list[Fact] = field(default_factory=list)  # its containers' command and args words
 
     @property
     def ns(self) -> str:
@@ -212,6 +213,9 @@ def _read_container(work: Workload, container: Node, path: str) -> None:
         if found is not None:
             work.ports.append(found)
     work.config_refs.extend(_env_from(container, path))
+    for part in ("command", "args"):
+        work.args.extend(f for f in (fact(n, path) for n in items(get(container, part)))
+                         if f is not None)
     for var in items(get(container, "env")):
         var_name, value = scalar(get(var, "name")), fact(get(var, "value"), path)
         if var_name and value is not None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
 from substrate.connectors.app_config import app_config_values, is_app_config_path
+from substrate.connectors.cmdline import arg_addresses
 from substrate.connectors.compose import ComposeService, read_compose
 from substrate.connectors.dockerfile_env import copied_configs, dockerfile_path, dockerfile_values
 from substrate.connectors.endpoints import HostRef, hosts_in, mask_passwords
@@ -181,6 +182,7 @@ class _Deployed:
     config: dict[str, ConfigValue] | None = None
     mounted: list[Mounted] = field(default_factory=list)
     env_at: dict[str, Fact] = field(default_factory=dict)  # where a .env value is passed
+    args: list[Fact] = field(default_factory=list)  # its command line's words
 
 
 class ManifestReader:
@@ -231,7 +233,7 @@ class ManifestReader:
                     posixpath.join(svc.build.value, svc.dockerfile)))
         depends = {**svc.depends_on, **svc.links}
         self.deployed.append(_Deployed(entity, svc.env, None, depends, mounted=svc.mounted,
-                                       env_at=svc.env_at))
+                                       env_at=svc.env_at, args=svc.command))
 
     def add_k8s(self, manifests: K8sManifests) -> None:
         entities: list[Entity] = []
@@ -261,7 +263,8 @@ class ManifestReader:
             _union(entity.props, "manifests", [work.path])
             entity.props.setdefault("namespace", work.ns)
             entities.append(entity)
-            self.deployed.append(_Deployed(entity, work.env, work.ns, {}, config))
+            self.deployed.append(_Deployed(entity, work.env, work.ns, {}, config,
+                                           args=work.args))
             self.dns[(work.name.value, work.ns)] = entity.ceid
             self.hosts(work, entity)
         for svc in manifests.services:
@@ -305,6 +308,8 @@ class ManifestReader:
                 "evidence_refs": [self.ref(value.value), self.ref(value.at)],
             }
             self.env_edges(item, var, value.value, props)
+        for flag, name, said in arg_addresses(item.args):  # "-h edge-router", "--db-host db"
+            self.env_edges(item, name, said, {"via": "args", "var": flag})
         for m in item.mounted:
             self.env_edges(item, m.key, m.value, {
                 "via": "mounted_config", "var": m.key, "config_file": m.value.path,

@@ -281,3 +281,12 @@ def test_the_ownership_family_answers_owners_not_what_a_team_owns() -> None:
     assert _one_hop_about_an_entity(calls, Intent.DEPENDENCY)
     assert not _one_hop_about_an_entity(calls, Intent.CALLERS)
     assert _one_hop_about_an_entity(callers, Intent.CALLERS)
+
+
+def test_paths_and_folders_are_modules() -> None:
+    schema = Schema(TRIPLES | {("Team", "OWNS", "Module")}, ENTITIES)
+    plan = parse("Which team owns the most paths?", schema, NOW)
+    assert plan.mode == "rank" and plan.rank is not None
+    assert plan.rank.other is not None and plan.rank.other.labels == ("Module",)
+    listed = parse("Which folders does team payments own?", schema, NOW)
+    assert listed.subject.labels == ("Module",)

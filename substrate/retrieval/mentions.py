@@ -88,7 +88,10 @@ _LEADING_QUALIFIER = re.compile(
     r"^\s*(?:in|for|within|across|inside|at)\s+(?:the\s+)?[^,?]{2,60}?,\s*", re.I)
 _TRAILING_QUALIFIER = re.compile(
     r"\s+(?:in|of|for|within)\s+(?:the\s+)?[\w .-]{2,40}?\s+(?:repo(?:sitory)?|project|codebase"
-    r"|organi[sz]ation|monorepo)\b", re.I)
+    r"|organi[sz]ation|monorepo)\b"
+    # the source the question means: "... the most paths in CODEOWNERS?", "according to OWNERS"
+    r"|\s+(?:in|per|according\s+to|from)\s+(?:the\s+)?(?:codeowners|owners)(?:\s+file)?\b",
+    re.I)
 
 
 def strip_qualifiers(question: str) -> str:

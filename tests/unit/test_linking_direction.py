@@ -49,7 +49,9 @@ def test_a_past_time_qualifies_other_families() -> None:
       "which services depend on balancereader?"),
      ("For the FAC project, why did we pick Django?", "why did we pick Django?"),
      ("who owns frontend in the bank-of-anthos repo?", "who owns frontend?"),
-     ("who owns frontend?", "who owns frontend?")],
+     ("who owns frontend?", "who owns frontend?"),
+     ("Which team owns the most paths in CODEOWNERS?", "Which team owns the most paths?"),
+     ("Who owns docs according to the OWNERS file?", "Who owns docs?")],
 )
 def test_qualifiers_naming_the_repository_are_ignored(question: str, stripped: str) -> None:
     assert strip_qualifiers(question) == stripped

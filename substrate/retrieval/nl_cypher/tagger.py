@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from substrate.retrieval.mentions import strip_qualifiers
 from substrate.retrieval.nl_cypher.lexicon import Entry, Lexicon, base_lexicon, words
 from substrate.retrieval.nl_cypher.timewin import Window, find_windows
 
@@ -66,6 +67,7 @@ def tag(question: str, entities: Mapping[tuple[str, ...], list[tuple[str, str]]]
         now: datetime, lexicon: Lexicon | None = None) -> tuple[list[Slot], list[Window]]:
     lex = lexicon or base_lexicon()
     question = _HANDLE.sub(r"\1", question)  # "@acme/payments", "@mchen": as CODEOWNERS writes them
+    question = strip_qualifiers(question)  # "in the FAC repo", "in CODEOWNERS"
     windows = find_windows(question, now)
     text = question
     for w in reversed(windows):

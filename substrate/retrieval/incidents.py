@@ -55,7 +55,15 @@ _STOP = frozenset({
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+_ONE = re.compile(r"\b(?:the|a|an|one)\s+(hour|day|week|month|fortnight)\s+(?:before|prior\s+to"
+                  r"|leading\s+up\s+to|ahead\s+of|preceding)\b", re.I)
+
+
 def window_length(question: str) -> timedelta:
+    one = _ONE.search(question)  # "in the week before the incident"
+    if one is not None:
+        unit = one.group(1).lower()
+        return timedelta(weeks=2) if unit == "fortnight" else _UNITS[unit]
     m = _WINDOW.search(question)
     if not m:
         return DEFAULT_WINDOW

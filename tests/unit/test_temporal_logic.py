@@ -132,6 +132,9 @@ def test_incident_windows_and_times() -> None:
     assert window_length("what changed in the 7 days before it") == timedelta(days=7)
     assert window_length("two weeks prior to the incident") == timedelta(weeks=2)
     assert window_length("36 hours leading up to the crash") == timedelta(hours=36)
+    assert window_length("what changed in the week before the incident") == timedelta(weeks=1)
+    assert window_length("the day before the outage") == timedelta(days=1)
+    assert window_length("in the fortnight before it") == timedelta(weeks=2)
     assert incident_time("2026-09-17T14:32:00Z") == (datetime(2026, 9, 17, 14, 32, tzinfo=UTC),
                                                      False)
     assert incident_time("2026-09-17") == (datetime(2026, 9, 18, tzinfo=UTC), True)

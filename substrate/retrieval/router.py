@@ -129,7 +129,7 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                         r"|\bwho\s+knows\s+(?:about|the)\b|\bexperts?\s+(?:on|for|in)\b"),
     (_I.DECISION_RATIONALE, 0.85, r"^\W*why\b"),
     (_I.DECISION_RATIONALE, 0.6, r"\bwhy\b"),
-    (_I.DECISION_RATIONALE, 0.85, r"\brationale\b|\breasons?\s+(?:for|behind)\b"),
+    (_I.DECISION_RATIONALE, 0.85, r"\brationale\b|\breasons?\s+(?:for|behind|why|that\s+we|we)\b"),
     (_I.DECISION_RATIONALE, 0.6, r"\bmotivation\b|\bwhat\s+led\s+to\b|\bjustif\w+"),
     (_I.DECISION_RATIONALE, 0.5, r"\b(?:adrs?|decisions?|decided)\b"),
     (_I.TEMPORAL, 0.85, r"\bwhat\s+(?:has\s+)?changed\b"
@@ -148,7 +148,8 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     # ordering-api?") is about the value, whatever the relation words after it
     (_I.ATTRIBUTES, 0.95, r"^\W*(?:what|which)(?:\s+is|\s+are|'s)\s+(?:the\s+)?(?:[\w.-]+'s\s+)?"
                           r"(?:\w+\s+)?(?:address(?:es)?|host\s?names?|ports?|urls?|endpoints?"
-                          r"|connection\s+strings?|uris?|dsn)\b"),
+                          r"|connection\s+strings?|uris?|dsn|(?:container\s+|docker\s+)?images?"
+                          r"|image\s+tags?|versions?)\b"),
     (_I.ATTRIBUTES, 0.6, r"\bwhat\s+version\b|\bwhich\s+version\b|\bimage\s+tag\b"),
     # what a service is and is written in, as its README says (attributes.py)
     (_I.ATTRIBUTES, 0.8, r"^\W*what\s+(?:does|do)\s+(?:the\s+)?[\w.-]+(?:\s+(?:service|svc|api"

@@ -69,6 +69,13 @@ def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
     ("What's the catalog-api's connection string?", Intent.ATTRIBUTES),
     ("What is used by checkout?", Intent.DEPENDENCY),
     ("What are the dependencies of payment?", Intent.DEPENDENCY),
+    ("What is the image of catalogue-db?", Intent.ATTRIBUTES),
+    ("What is the docker image of payment?", Intent.ATTRIBUTES),
+    ("What is the reason we use Kafka?", Intent.DECISION_RATIONALE),
+    ("Who took over checkout and when?", Intent.WHEN),
+    ("Which commit removed legacy-coupons?", Intent.WHEN),
+    ("What does checkout talk to?", Intent.DEPENDENCY),
+    ("Which services share the catalog-db?", Intent.CALLERS),
 ])
 def test_a_question_opening_on_a_value_asks_for_the_value(question: str, intent: Intent) -> None:
     """"used by" names the user (a dependency question), but "what is the address of A used

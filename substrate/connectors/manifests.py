@@ -125,6 +125,19 @@ def _dockerfile_in(context: str, dockerfile: str) -> str | None:
 INSTANCE_LABEL = "app.kubernetes.io/instance"
 
 
+_VERSION_LABELS = ("version", "app.kubernetes.io/version")
+_APP_LABELS = ("app", "app.kubernetes.io/name")
+
+
+def _version_stripped(work: Workload) -> str | None:
+    """A workload named ``<app>-<version>`` and labelled so (Istio's Bookinfo runs
+    ``reviews-v1``, ``-v2`` and ``-v3``, each ``app: reviews`` with its ``version:``, all behind
+    the one Service ``reviews``): the app it is a version of, None otherwise."""
+    version = next((work.labels[k] for k in _VERSION_LABELS if work.labels.get(k)), "")
+    app = next((work.labels[k] for k in _APP_LABELS if work.labels.get(k)), "")
+    return app if version and app and work.name.value == f"{app}-{version}" else None
+
+
 def _release_stripped(work: Workload) -> str | None:
     """A rendered Helm chart names a workload ``<release>-<component>`` and labels it
     ``app.kubernetes.io/instance: <release>`` (Kubernetes' recommended labels): the component's
@@ -248,6 +261,7 @@ class ManifestReader:
             if known is None or self.index.get(known).label != "Service" \
                     or self.index.exact(work.name.value) is not None:
                 short = None  # known by its rendered name, or its short name names no service
+            short = short or (_version_stripped(work) if label == "Service" else None)
             entity = self.declare(("k8s", work.ns or ""), label, short or work.name.value,
                                   self.ref(work.name))
             if short:  # the rendered name is a name of it too

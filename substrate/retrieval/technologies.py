@@ -49,7 +49,8 @@ async def technology_seeds(reader: GraphReader, scope: ReadScope, question: str,
     datastore is called by it; [] otherwise."""
     tech = technology_named(question)
     if tech is None or any(e["label"] in ("Service", "Infrastructure") and names_it(e, tech)
-                           for e in linked):
+                           and not str(e.get("why") or "").startswith("fuzzy")
+                           for e in linked):  # a fuzzy match of "MongoDB" is one of many
         return []
     words, ports = TECHNOLOGIES[tech]
     rows = await reader.rows("retrieval/technology_entities", scope, words=list(words),

@@ -360,3 +360,21 @@ def test_a_variable_passed_without_a_value_cites_the_env_line_and_the_passing_li
         ("service:checkout", "service:cart", "cart:7070", 7070)
     assert edge.evidence_ref == f".env#L2@{sha}"
     assert edge.props["evidence_refs"] == [f".env#L2@{sha}", f"docker-compose.yml#L5@{sha}"]
+
+
+def test_versions_of_one_app_are_one_service(tmp_path: Path) -> None:
+    """Istio's Bookinfo: reviews-v1, -v2 and -v3, each labelled app: reviews and its version,
+    behind the one Service reviews."""
+    repo = init_repo(tmp_path / "repo")
+
+    def deployment(version: str) -> str:
+        return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: reviews-{version}\n"
+                f"  labels:\n    app: reviews\n    version: {version}\nspec:\n  template:\n"
+                f"    metadata:\n      labels:\n        app: reviews\n        version: {version}\n"
+                f"    spec:\n      containers:\n      - name: reviews\n"
+                f"        image: istio/examples-bookinfo-reviews-{version}:1.20.1\n")
+    commit_tree(repo, {"platform/kube/bookinfo.yaml": "---\n".join(
+        deployment(v) for v in ("v1", "v2", "v3"))}, "init", "2026-08-03T09:00:00Z")
+    nodes = {n.ceid: n for n in batch_at(repo).nodes if n.ceid.startswith("service:")}
+    assert list(nodes) == ["service:reviews"]
+    assert nodes["service:reviews"].props["aliases"] == ["reviews-v1", "reviews-v2", "reviews-v3"]

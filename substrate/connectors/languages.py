@@ -45,6 +45,14 @@ IMAGE_LANGUAGES = {
 _DOTNET = re.compile(r"(?:^|/)dotnet/(?:sdk|aspnet|runtime)\b|(?:^|/)dotnet(?:-sdk)?:", re.I)
 
 
+def is_language_marker(path: str) -> bool:
+    """A file whose presence, beside the build files, decides a service's language (for the
+    replay's path filter)."""
+    name = posixpath.basename(path)
+    return name == "tsconfig.json" or name.endswith(".csproj") or "/src/main/kotlin/" in path \
+        or path.startswith("src/main/kotlin/")
+
+
 @lru_cache(maxsize=4096)
 def _first_from(text: str) -> tuple[str, int] | None:
     """(image, 1-based line) of the Dockerfile's first ``FROM`` (the build stage)."""

@@ -34,6 +34,7 @@ from substrate.connectors.envfiles import is_env_file
 from substrate.connectors.gitcmd import run_git
 from substrate.connectors.gitrepo import SERVICE_ROOTS
 from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
+from substrate.connectors.languages import is_language_marker
 from substrate.connectors.layout import is_build_path, is_readme_path
 from substrate.connectors.mounts import may_be_mounted
 from substrate.connectors.owners_files import is_owners_path
@@ -80,6 +81,8 @@ READERS: tuple[Reader, ...] = (
     Reader("build files", is_build_path, "**/Dockerfile*, pom.xml, package.json, go.mod, ...",
            presence_only=True),
     Reader("dockerfile env", is_dockerfile_path, "**/Dockerfile (its ENV defaults)"),
+    Reader("languages", is_language_marker, "**/tsconfig.json, **/*.csproj, **/src/main/kotlin/"
+           " (a service's language, connectors/languages.py)", presence_only=True),
     Reader("python packages", is_package_marker, "**/__init__.py"),
     Reader("readme", is_readme_path, "<folder>/**/README.md"),
     Reader("readme tables", is_table_path, ", ".join(TABLE_FILES) + ", [docs/]services.md, "

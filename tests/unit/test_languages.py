@@ -8,6 +8,7 @@ import pytest
 
 from substrate.connectors.gitrepo import batch_at, folder_service_name
 from substrate.connectors.languages import image_language
+from substrate.connectors.path_filter import is_read
 from substrate.demo.gitwriter import commit_tree, init_repo
 
 
@@ -60,3 +61,9 @@ def test_languages_from_build_files_and_dockerfiles(tmp_path: Path) -> None:
     assert refs and refs[0].startswith("language|Go|services/orders/go.mod#L1@")
     refs = [r for r in nodes["service:worker"]["attribute_refs"] if r.startswith("language|")]
     assert refs[0].startswith("language|Python|services/worker/Dockerfile#L1@")
+
+
+def test_the_files_deciding_a_language_are_replayed_when_added_or_deleted() -> None:
+    assert is_read("services/ui/tsconfig.json") and is_read("src/Api/Api.csproj")
+    assert is_read("services/billing/src/main/kotlin/App.kt")
+    assert not is_read("backend/billing/src/main/java/App.java")

@@ -280,6 +280,12 @@ def window(fact: dict[str, Any], cites: Citations) -> str:
     w = fact.get("window") or {}
     span = f"between {str(w.get('from'))[:10]} and {str(w.get('to'))[:10]}"
     changes = fact.get("changes") or []
+    about = " and ".join(fact.get("about") or [])
+    if not changes and about:
+        return (f"Nothing changed for {about} {span} ({fact.get('others', 0)} other change(s) "
+                f"in {fact.get('snapshots', 0)} snapshot(s) of that window).")
+    if about:
+        span = f"to {about} {span}"
     if not changes and fact.get("asked") and fact.get("others"):
         return (f"Nothing of that kind was {fact['asked']} {span} ({fact['others']} other "
                 f"change(s) in {fact.get('snapshots', 0)} snapshot(s) of that window).")

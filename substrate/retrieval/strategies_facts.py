@@ -91,6 +91,12 @@ async def window_changes(ctx: SearchContext) -> StrategyResult:
     if asked is not None and focus is not None:  # "which services were added": only those
         kept = [e for e in entries if e["change"] == asked]
         others, entries = len(entries) - len(kept), kept
+    about = [s for s in ctx.seeds if s["label"] in ABOUT_LABELS
+             and s.get("why") == "name in the question"]
+    if about:  # "what changed in the frontend in 2023?": its own changes and its edges'
+        ids = {s["ceid"] for s in about}
+        kept = [e for e in entries if _touches(e, ids)]
+        others, entries = others + len(entries) - len(kept), kept
     result.truncated = len(entries) > MAX_CHANGES
     shown = entries[:MAX_CHANGES]
     for rank, e in enumerate(shown):
@@ -102,8 +108,25 @@ async def window_changes(ctx: SearchContext) -> StrategyResult:
     result.facts.append({"window": {"from": start.isoformat(), "to": end.isoformat(),
                                     "phrase": phrase},
                          "snapshots": len(snaps), "changes": shown, "total": len(entries),
-                         "asked": asked if focus is not None else None, "others": others})
+                         "asked": asked if focus is not None else None, "others": others,
+                         "about": [str(s.get("name") or s["ceid"]) for s in about]})
     return result
+
+
+ABOUT_LABELS = ("Service", "Infrastructure", "Team", "Module")
+
+
+def _touches(entry: dict[str, Any], ids: set[str]) -> bool:
+    """Is the change about one of ``ids``: the entity itself, or an edge from or to it?"""
+    if entry["kind"] == "node":
+        return str(entry["id"]) in ids
+    hop = entry.get("hop") or {}
+    if hop:
+        return hop.get("from") in ids or hop.get("to") in ids
+    key = str(entry["id"])
+    src = key.split("-[", 1)[0]
+    dst = key.split("]->", 1)[1].rsplit("@", 1)[0] if "]->" in key else ""
+    return src in ids or dst in ids
 
 
 def _names(seed: dict[str, Any]) -> list[str]:

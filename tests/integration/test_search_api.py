@@ -285,6 +285,21 @@ def test_which_services_use_a_technology_no_datastore_is_called(api: httpx.Clien
     assert body["answer"].startswith("redis is called directly by:")
 
 
+def test_what_changed_for_one_service_in_a_month(api: httpx.Client) -> None:
+    """Gold from EXPECTED.md: in September 2026 checkout moved to payments (a54581c), began
+    depending on redis (646c230) and calling fraud (bda96bb); other services' changes of that
+    month (promotions and tax added) are not about checkout."""
+    body = search(api, "What changed in checkout in September 2026?")
+    assert body["answer"].split(" (")[0].endswith("change(s) to checkout between 2026-09-01 "
+                                                  "and 2026-10-01")
+    assert "promotions" not in body["answer"] and "tax" not in body["answer"]
+    assert "added service:checkout -CALLS-> service:fraud in bda96bb9" in body["answer"]
+    assert "added service:checkout -DEPENDS_ON-> infra:redis in 646c2303" in body["answer"]
+    assert "-OWNS-> service:checkout" in body["answer"] and "a54581cb" in body["answer"]
+    body = search(api, "What changed in wishlist in September 2026?")  # added in October
+    assert body["answer"].startswith("Nothing changed for wishlist between 2026-09-01")
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

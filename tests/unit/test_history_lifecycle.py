@@ -18,6 +18,7 @@ from substrate.retrieval.history_lifecycle import (
     owner_events,
     pick_event,
 )
+from substrate.retrieval.strategies_facts import _touches
 
 ENDLESS = 2**53 - 1
 
@@ -170,3 +171,13 @@ def test_a_decision_superseded_only_by_a_later_record_says_so() -> None:
                            'dated 2026-04-21)')
     assert [x["evidence_ref"] for x in cites.items][:2] == [
         "docs/adr/0031-ledger.md#L7@cf91439", "docs/adr/0036-stream.md#L7@cf91439"]
+
+
+def test_a_change_is_about_an_entity_when_it_or_its_edge_changed() -> None:
+    ids = {"service:checkout"}
+    assert _touches({"kind": "node", "id": "service:checkout"}, ids)
+    assert not _touches({"kind": "node", "id": "service:tax"}, ids)
+    assert _touches({"kind": "edge", "id": "x", "hop": {"from": "service:checkout",
+                                                      "to": "service:fraud"}}, ids)
+    assert _touches({"kind": "edge", "id": "team:payments-[OWNS]->service:checkout@3"}, ids)
+    assert not _touches({"kind": "edge", "id": "service:cart-[CALLS]->service:user@3"}, ids)

@@ -48,6 +48,11 @@ _STOP = {"what", "which", "does", "did", "the", "use", "uses", "used", "for", "a
          "endpoint", "from", "this", "that", "services", "service", "api", "its"}
 
 
+EACH = re.compile(r"\b(?:each|every|all(?:\s+the)?|our)\s+(?:\w+\s+)?services?\b"
+                  r"|\bper\s+service\b|\bthe\s+services\b", re.I)
+PER_SERVICE = ("language", "image", "port", "description")
+
+
 def wanted(question: str) -> set[str]:
     """The kinds of value asked for (address when the question names none)."""
     found = {k for k, rx in _WANT.items() if rx.search(question)}
@@ -106,7 +111,9 @@ def _edge_candidates(row: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _node_candidates(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str, Any]]:
+def node_values(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str, Any]]:
+    """The values an entity's own properties state (image, ports, language, description,
+    names of its databases), each with the lines stating it."""
     lines: dict[tuple[str, str], str] = {}
     for item in props.get("attribute_refs") or []:
         kind, _, rest = str(item).partition("|")
@@ -170,7 +177,7 @@ def rank(question: str, seeds: list[dict[str, Any]], rows: list[dict[str, Any]],
             continue
         found += _edge_candidates(row)
     if not pair:
-        found += _node_candidates(subject, nodes.get(subject["ceid"]) or {})
+        found += node_values(subject, nodes.get(subject["ceid"]) or {})
     for c in found:
         c["score"] = _score(c, want, terms, side, pair, host_side)
     found = [c for c in found if c["attr"] in want]

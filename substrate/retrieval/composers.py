@@ -439,7 +439,30 @@ def removed(fact: dict[str, Any], cites: Citations) -> str:
             f"{ref} since {_snap(fact.get('first'))}.")
 
 
+def each_service(fact: dict[str, Any], cites: Citations) -> str:
+    """"What language is each service written in?": every service's value, at its line."""
+    attr = str(fact.get("each"))
+    items = []
+    for value in fact.get("stated") or []:
+        node = value.get("node") or {}
+        refs = [r for r in value.get("refs") or [] if "#L" in r][:1]
+        cite = "".join(cites.cite({"evidence_ref": r, "type": "ATTRIBUTE",
+                                   "from": node.get("ceid"), "to": str(value["value"]),
+                                   "source": "git"}) for r in refs)
+        items.append(f"{name(node)}: {value['value']}{cite}")
+    silent = [name(e) for e in fact.get("silent") or []]
+    if not items:
+        return (f"No service's {attr} is stated in the sources read ({len(silent)} service(s) "
+                "checked: their READMEs, build files, Dockerfiles and manifests).")
+    text = f"{attr.capitalize()} of each service: " + "; ".join(items) + "."
+    if silent:
+        text += f" Not stated for: {', '.join(silent)}."
+    return text
+
+
 def attributes(facts: list[dict[str, Any]], cites: Citations) -> str:
+    if facts and facts[0].get("each"):
+        return each_service(facts[0], cites)
     if not facts:
         return "No service named in the question was found."
     subject = name(facts[0].get("subject"))

@@ -18,6 +18,7 @@ from typing import Any
 
 from substrate.graph.ontology import load_ontology
 from substrate.retrieval import temporal
+from substrate.retrieval.attributes import EACH, PER_SERVICE, node_values, wanted
 from substrate.retrieval.attributes import rank as rank_attributes
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.registry import STRATEGIES, register
@@ -230,6 +231,9 @@ async def attributes(ctx: SearchContext) -> StrategyResult:
     # "what image does persistence use?" in TeaStore, which has a service called image: a
     # name that is also the attribute asked for is the subject only when nothing else is
     services.sort(key=lambda s: str(s.get("name") or "").lower() in ATTRIBUTE_WORDS)
+    asked = [k for k in PER_SERVICE if k in wanted(ctx.query)]
+    if not services and asked and EACH.search(ctx.query):  # "what language is each written in"
+        return await each_service(ctx, asked[0], result)
     if not services:
         result.note = "no service named in the question"
         return result
@@ -254,6 +258,35 @@ async def attributes(ctx: SearchContext) -> StrategyResult:
                                 "hop": 1})
     result.facts.append({"subject": subject, "stated": stated,
                          "attributes": [attribute_values(r["props"]) for r in rows[:20]]})
+    return result
+
+
+MAX_SERVICES = 200
+
+
+async def each_service(ctx: SearchContext, attr: str, result: StrategyResult
+                       ) -> StrategyResult:
+    """One attribute of every service (its language, image, port), each at its line; the
+    services stating none are named too."""
+    rows = await ctx.reader.rows("retrieval/service_values", ctx.scope, limit=MAX_SERVICES)
+    stated, silent = [], []
+    for row in rows:
+        values = [v for v in node_values(row["entity"], row["props"]) if v["attr"] == attr]
+        if not values:
+            silent.append(row["entity"])
+            continue
+        stated.append(values[0])
+        for ref in (r for r in values[0].get("refs") or [] if "#L" in r):
+            result.hops.append({"type": "ATTRIBUTE", "from": row["entity"]["ceid"],
+                                "to": str(values[0]["value"]), "evidence_ref": ref,
+                                "source": "git", "confidence": 1.0, "hop": 1})
+            break
+    for rank, value in enumerate(stated):
+        node = value["node"]
+        result.hits.append(Hit(node["ceid"], str(node.get("name") or ""), "Service",
+                               str(value["value"]), 1.0 / (1 + rank)))
+    result.facts.append({"each": attr, "stated": stated, "silent": silent,
+                         "truncated": len(rows) >= MAX_SERVICES})
     return result
 
 

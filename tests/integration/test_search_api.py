@@ -300,6 +300,20 @@ def test_what_changed_for_one_service_in_a_month(api: httpx.Client) -> None:
     assert body["answer"].startswith("Nothing changed for wishlist between 2026-09-01")
 
 
+def test_one_attribute_of_each_service(api: httpx.Client, demo_repo: Path) -> None:
+    """Gold from substrate/demo/topology.py: cart and checkout are Go, invoicing Kotlin; each
+    language cited at the README line that states it."""
+    body = search(api, "What language is each service written in?")
+    assert body["route"]["intent"] == "attributes"
+    assert body["answer"].startswith("Language of each service: ")
+    for said in ("cart: Go[", "checkout: Go[", "invoicing: Kotlin["):
+        assert said in body["answer"], said
+    cart = [c for c in body["citations"] if c["from"] == "service:cart"]
+    assert cart and cart[0]["evidence_ref"].startswith("services/cart/README.md#L")
+    for cited in body["citations"]:
+        assert_ref_exists(demo_repo, cited["evidence_ref"])
+
+
 def test_uc05_memory_of_payment(api: httpx.Client) -> None:
     body = api.get("/memory/payment").json()
     by_id = {i["ceid"]: i for i in body["items"]}

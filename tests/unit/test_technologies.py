@@ -4,6 +4,7 @@ and how the datastores running it are answered."""
 from __future__ import annotations
 
 from substrate.retrieval import composers as c
+from substrate.retrieval.attributes import EACH
 from substrate.retrieval.technologies import names_it, technology_named
 
 
@@ -35,3 +36,17 @@ def test_the_datastores_running_it_are_answered_together() -> None:
                     "by: user (DEPENDS_ON at user-db:27017)[1]. Nothing is recorded as calling "
                     "or depending on carts-db, orders-db (checked the CALLS and DEPENDS_ON edges "
                     "into each).")
+
+
+def test_one_attribute_of_each_service() -> None:
+    assert EACH.search("What language is each service written in?")
+    assert EACH.search("Which image does every service run?")
+    assert not EACH.search("What language is checkout written in?")
+    checkout = {"ceid": "service:checkout", "name": "checkout"}
+    fact = {"each": "language", "silent": [{"ceid": "service:web", "name": "web"}],
+            "stated": [{"node": checkout, "attr": "language", "value": "Go",
+                        "refs": ["services/checkout/go.mod#L1@abc1234"]}]}
+    cites = c.Citations()
+    assert c.attributes([fact], cites) == ("Language of each service: checkout: "
+                                           "Go[1]. Not stated for: web.")
+    assert cites.items[0]["evidence_ref"] == "services/checkout/go.mod#L1@abc1234"

@@ -18,22 +18,40 @@ ASKS = re.compile(
     r"\b(?:decisions?|adrs?|(?:decision\s+)?records?)\s+(?:that\s+|which\s+|do\s+|did\s+)?"
     r"(?:we\s+)?(?:\w+\s+)?(?:mention(?:s|ed|ing)?|referenc(?:e|es|ed|ing)|discuss(?:es|ed|ing)?"
     r"|cover(?:s|ed|ing)?|talk(?:s|ed)?\s+about|(?:are|is|were)\s+about|about|concern(?:s|ing)?"
-    r"|involv(?:e|es|ing)|nam(?:e|es|ing))\s+(?P<term>[^?]+?)\s*\??$", re.I)
+    r"|involv(?:e|es|ing)|nam(?:e|es|ing)|cit(?:e|es|ed|ing)|refer(?:s|red)?\s+to|link(?:s|ed)?\s+to"
+    r"|build(?:s)?\s+on)\s+(?P<term>[^?]+?)\s*\??$", re.I)
+# "which ADRs cite ADR 14 (as a driver)?": another record, by number
+_ADR_TERM = re.compile(r"^adr[-\s#]?0*(\d+)\b", re.I)
 _ARTICLE = re.compile(r"^(?:the|a|an|our|any)\s+", re.I)
 
 
 def asked_term(question: str) -> str | None:
-    """The term of a "which decisions mention X" question, lower case; None otherwise."""
+    """The term of a "which decisions mention X" question, lower case (``adr 14`` for another
+    record, whatever follows it); None otherwise."""
     m = ASKS.search(question.strip())
     if m is None:
         return None
     term = _ARTICLE.sub("", m["term"].strip(" .`'\"")).strip(" .`'\"").lower()
+    ref = _ADR_TERM.match(term)
+    if ref is not None:
+        return f"adr {int(ref.group(1))}"
     return term if len(term) >= 2 else None
 
 
+def naming(term: str) -> re.Pattern[str]:
+    """What names the term in a record's text: the word, or for ``adr N`` a reference to
+    that record as the connector reads one ("ADR-0014", "ADR 14", "[x](0014-y.md)")."""
+    ref = _ADR_TERM.match(term)
+    if ref is not None:
+        n = int(ref.group(1))
+        return re.compile(rf"\bADR[-\s#]?0*{n}\b|\]\((?:[^)]*/)?0*{n}-[^)]*\)", re.I)
+    return re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.I)
+
+
 def first_naming_line(text: str, term: str) -> tuple[int, str] | None:
-    """(index, line) of the text's first line naming ``term`` as a whole word."""
-    word = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.I)
+    """(index, line) of the text's first line naming ``term`` (a whole word, or a reference
+    to the record ``adr N``)."""
+    word = naming(term)
     for i, line in enumerate(text.splitlines()):
         if word.search(line):
             return i, line.strip()
@@ -42,7 +60,8 @@ def first_naming_line(text: str, term: str) -> tuple[int, str] | None:
 
 def _excerpt(line: str, term: str, width: int = 110) -> str:
     line = re.sub(r"^[#>*\-\s]+", "", line)
-    at = line.lower().find(term)
+    found = naming(term).search(line)
+    at = found.start() if found else 0
     start = max(0, at - width // 2) if len(line) > width else 0
     cut = line[start:start + width]
     return ("…" if start else "") + cut + ("…" if start + width < len(line) else "")
@@ -53,8 +72,11 @@ async def decisions_mentioning(ctx: SearchContext) -> StrategyResult | None:
     term = asked_term(ctx.query)
     if term is None:
         return None
-    rows = await ctx.reader.rows("retrieval/decisions_mentioning", ctx.scope, term=term,
+    other = _ADR_TERM.match(term)
+    rows = await ctx.reader.rows("retrieval/decisions_mentioning", ctx.scope,
+                                 term=str(int(other.group(1))) if other else term,
                                  limit=MAX_RECORDS)
+    itself = f"adr:{int(other.group(1)):04d}" if other else None
     result = StrategyResult("decision_mentions")
     found: list[dict[str, Any]] = []
     commits: dict[str | None, str | None] = {}
@@ -63,8 +85,8 @@ async def decisions_mentioning(ctx: SearchContext) -> StrategyResult | None:
         text, title = str(props.get("text") or ""), str(entity.get("name") or "")
         title_line, commit = commit_of(list(props.get("provenance") or []))
         at = first_naming_line(text, term)
-        if at is None and not re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", title, re.I):
-            continue  # a part of a longer word only
+        if entity["ceid"] == itself or (at is None and not naming(term).search(title)):
+            continue  # a part of a longer word only, or the record asked about itself
         source = git_source(props.get("sources"))
         if source not in commits:  # the text is the file as of the read's snapshot
             commits[source] = await commit_at(ctx.settings, ctx.scope.tenant,

@@ -269,6 +269,11 @@ def test_which_decisions_mention_a_term(api: httpx.Client, demo_repo: Path) -> N
         assert_ref_exists(demo_repo, cited["evidence_ref"])
     body = search(api, "Which decisions mention Cassandra?")
     assert body["answer"].startswith("No decision record mentions cassandra")
+    # grep -E "ADR[- #]?0*3\b|\]\(0*3-": 0003 itself (not listed) and 0012, line 8
+    body = search(api, "Which decisions refer to ADR-0003?")
+    assert [c["from"] for c in body["citations"]] == ["adr:0012"]
+    assert body["citations"][0]["evidence_ref"].startswith(
+        "docs/adr/0012-asynchronous-payment-authorisation.md#L8@")
 
 
 def test_which_services_use_a_technology_no_datastore_is_called(api: httpx.Client) -> None:

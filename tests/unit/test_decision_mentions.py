@@ -17,6 +17,8 @@ from substrate.retrieval.rationale import why_term
     ("Which decision records discuss MongoDB?", "mongodb"),
     ("Why did we adopt Kafka?", None),
     ("Which decisions were superseded?", None),
+    ("Which later ADRs cite ADR 14 as a driver?", "adr 14"),
+    ("Which decisions refer to ADR-0012?", "adr 12"),
 ])
 def test_the_term_a_listing_question_names(question: str, term: str | None) -> None:
     assert asked_term(question) == term
@@ -39,3 +41,11 @@ def test_a_whole_word_is_named_not_a_part_of_one() -> None:
     assert first_naming_line(text, "redis") == (4, "Use Redis for sessions.")
     assert first_naming_line("We rediscovered it.", "redis") is None
     assert first_naming_line("redis-commander is a UI", "redis") is None  # another name
+
+
+def test_a_reference_to_another_record_by_number() -> None:
+    line = "See [ADR 0014](./0014-replace-terraform-cloud.md) for why."
+    assert first_naming_line(f"# 18. Use Concourse\n\n{line}\n", "adr 14") == (2, line)
+    assert first_naming_line("Drivers: [replace it](0014-replace.md)", "adr 14") is not None
+    assert first_naming_line("Supersedes ADR-0014.", "adr 14") is not None
+    assert first_naming_line("ADR-140 and 14 others", "adr 14") is None

@@ -170,11 +170,15 @@ def rationale(fact: dict[str, Any], cites: Citations) -> str:
     status_ref = cites.cite({"evidence_ref": fact["status_ref"], "type": "STATUS",
                              "from": adr.get("ceid"), "to": status, "source": "git"}) \
         if fact.get("status_ref") else ""
-    later = fact.get("superseded_by") or []
-    if later and "supersede" not in written.lower():  # only the later record says so
+    later = [x for x in fact.get("superseded_by") or [] if "supersede" not in written.lower()]
+    in_force = [x for x in later if x.get("status") in (None, "accepted", "superseded")]
+    if in_force:  # only the later record says so
         status_ref += "; superseded by " + ", ".join(
             f"{x['entity'].get('ceid')} \"{name(x['entity'])}\"{cites.cite(x['hop'])}"
-            for x in later)
+            for x in in_force)
+    for x in (x for x in later if x not in in_force):  # a proposal, not yet in force
+        status_ref += (f"; {x['entity'].get('ceid')} \"{name(x['entity'])}\" "
+                       f"({x.get('status')}) would supersede it{cites.cite(x['hop'])}")
     head = (f"{adr.get('ceid', 'The ADR')} \"{name(adr)}\" (status {status}{status_ref}"
             f", dated {fact.get('date') or 'undated'})")
     quotes = []

@@ -19,7 +19,7 @@ ASKS = re.compile(
     r"(?:we\s+)?(?:\w+\s+)?(?:mention(?:s|ed|ing)?|referenc(?:e|es|ed|ing)|discuss(?:es|ed|ing)?"
     r"|cover(?:s|ed|ing)?|talk(?:s|ed)?\s+about|(?:are|is|were)\s+about|about|concern(?:s|ing)?"
     r"|involv(?:e|es|ing)|nam(?:e|es|ing)|cit(?:e|es|ed|ing)|refer(?:s|red)?\s+to|link(?:s|ed)?\s+to"
-    r"|build(?:s)?\s+on)\s+(?P<term>[^?]+?)\s*\??$", re.I)
+    r"|build(?:s)?\s+on|extend(?:s|ed)?|amend(?:s|ed)?)\s+(?P<term>[^?]+?)\s*\??$", re.I)
 # "which ADRs cite ADR 14 (as a driver)?": another record, by number
 _ADR_TERM = re.compile(r"^adr[-\s#]?0*(\d+)\b", re.I)
 _ARTICLE = re.compile(r"^(?:the|a|an|our|any)\s+", re.I)

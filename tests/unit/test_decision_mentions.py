@@ -19,6 +19,7 @@ from substrate.retrieval.rationale import why_term
     ("Which decisions were superseded?", None),
     ("Which later ADRs cite ADR 14 as a driver?", "adr 14"),
     ("Which decisions refer to ADR-0012?", "adr 12"),
+    ("Which ADR extends ADR 11 (File parsing)?", "adr 11"),
 ])
 def test_the_term_a_listing_question_names(question: str, term: str | None) -> None:
     assert asked_term(question) == term

@@ -181,3 +181,18 @@ def test_a_change_is_about_an_entity_when_it_or_its_edge_changed() -> None:
                                                       "to": "service:fraud"}}, ids)
     assert _touches({"kind": "edge", "id": "team:payments-[OWNS]->service:checkout@3"}, ids)
     assert not _touches({"kind": "edge", "id": "service:cart-[CALLS]->service:user@3"}, ids)
+
+
+def test_a_proposed_record_would_supersede_only() -> None:
+    text = c.rationale({
+        "adr": {"ceid": "adr:0016", "name": "Admin UI Authorisation MVP"},
+        "status": "accepted", "status_text": "Accepted", "date": "2025-10-13",
+        "status_ref": "docs/adr/0016-admin-ui.md#L7@cf91439",
+        "superseded_by": [{"entity": {"ceid": "adr:0033", "name": "Admin UI scope-based RBAC"},
+                           "status": "proposed",
+                           "hop": {"type": "SUPERSEDES", "from": "adr:0033", "to": "adr:0016",
+                                   "evidence_ref": "docs/adr/0033-rbac.md#L9@cf91439"}}],
+        "quotes": [{"section": "Context", "text": "It builds on authentication.",
+                    "evidence_ref": "docs/adr/0016-admin-ui.md#L11@cf91439"}]}, c.Citations())
+    assert text.startswith('adr:0016 "Admin UI Authorisation MVP" (status accepted[1]; adr:0033 '
+                           '"Admin UI scope-based RBAC" (proposed) would supersede it[2], dated')

@@ -121,7 +121,8 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.OWNERSHIP, 0.9, r"\bwho\s+owns\b"),
     (_I.OWNERSHIP, 0.75, r"\bown(?:s|ed|er|ers|ership)\b"),
     (_I.OWNERSHIP, 0.8, r"\bcodeowners\b"),
-    (_I.OWNERSHIP, 0.6, r"\bmaintain(?:s|er|ers)\b|\bresponsible\s+for\b|\bwhich\s+team\b"),
+    (_I.OWNERSHIP, 0.6, r"\bmaintain(?:s|er|ers)\b|\bresponsible\s+for\b|\bwhich\s+team\b"
+                        r"|\blooks?\s+after\b|\btakes?\s+care\s+of\b"),
     (_I.OWNERSHIP, 0.4, r"\bon-?call\b|\bcontact\b"),
     # "who should I talk to about the ledger?", "who do I ask about checkout?"
     (_I.OWNERSHIP, 0.8, r"\bwho\s+(?:should|do|can|could|would)\s+(?:i|we)\s+(?:talk|speak|ask"

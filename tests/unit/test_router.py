@@ -76,6 +76,7 @@ def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
     ("Which commit removed legacy-coupons?", Intent.WHEN),
     ("What does checkout talk to?", Intent.DEPENDENCY),
     ("Which services share the catalog-db?", Intent.CALLERS),
+    ("Which team looks after checkout?", Intent.OWNERSHIP),
 ])
 def test_a_question_opening_on_a_value_asks_for_the_value(question: str, intent: Intent) -> None:
     """"used by" names the user (a dependency question), but "what is the address of A used

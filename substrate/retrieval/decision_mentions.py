@@ -25,11 +25,17 @@ _ADR_TERM = re.compile(r"^adr[-\s#]?0*(\d+)\b", re.I)
 _ARTICLE = re.compile(r"^(?:the|a|an|our|any)\s+", re.I)
 
 
+_ONE_DECISION = re.compile(r"\bthe\s+(?:decision|adr|record)\s+(?:about|on|for|to|regarding)\b",
+                           re.I)
+_OR = re.compile(r"\s*(?:/|,|\bor\b|\band\b|\bvs\.?|\bversus\b)\s*", re.I)
+
+
 def asked_term(question: str) -> str | None:
     """The term of a "which decisions mention X" question, lower case (``adr 14`` for another
-    record, whatever follows it); None otherwise."""
+    record, whatever follows it); None otherwise, and for a question about one decision ("the
+    status of the decision about X": the rationale answers it)."""
     m = ASKS.search(question.strip())
-    if m is None:
+    if m is None or _ONE_DECISION.search(question):
         return None
     term = _ARTICLE.sub("", m["term"].strip(" .`'\"")).strip(" .`'\"").lower()
     ref = _ADR_TERM.match(term)
@@ -38,14 +44,21 @@ def asked_term(question: str) -> str | None:
     return term if len(term) >= 2 else None
 
 
+def alternatives(term: str) -> list[str]:
+    """The terms a question names as alternatives: "argo / argocd", "redis or memcached"."""
+    return [t for t in _OR.split(term) if len(t) >= 2] or [term]
+
+
 def naming(term: str) -> re.Pattern[str]:
-    """What names the term in a record's text: the word, or for ``adr N`` a reference to
-    that record as the connector reads one ("ADR-0014", "ADR 14", "[x](0014-y.md)")."""
+    """What names the term in a record's text: the word (any of its alternatives), or for
+    ``adr N`` a reference to that record as the connector reads one ("ADR-0014", "ADR 14",
+    "[x](0014-y.md)")."""
     ref = _ADR_TERM.match(term)
     if ref is not None:
         n = int(ref.group(1))
         return re.compile(rf"\bADR[-\s#]?0*{n}\b|\]\((?:[^)]*/)?0*{n}-[^)]*\)", re.I)
-    return re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.I)
+    words = "|".join(re.escape(t) for t in alternatives(term))
+    return re.compile(rf"(?<![\w-])(?:{words})(?![\w-])", re.I)
 
 
 def first_naming_line(text: str, term: str) -> tuple[int, str] | None:
@@ -74,7 +87,7 @@ async def decisions_mentioning(ctx: SearchContext) -> StrategyResult | None:
         return None
     other = _ADR_TERM.match(term)
     rows = await ctx.reader.rows("retrieval/decisions_mentioning", ctx.scope,
-                                 term=str(int(other.group(1))) if other else term,
+                                 terms=[str(int(other.group(1)))] if other else alternatives(term),
                                  limit=MAX_RECORDS)
     itself = f"adr:{int(other.group(1)):04d}" if other else None
     result = StrategyResult("decision_mentions")

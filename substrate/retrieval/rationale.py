@@ -380,7 +380,7 @@ async def by_term(ctx: SearchContext, order: list[str]) -> list[str] | None:
     term = why_term(ctx.query)
     if term is None:
         return None
-    rows = await ctx.reader.rows("retrieval/decisions_mentioning", ctx.scope, term=term,
+    rows = await ctx.reader.rows("retrieval/decisions_mentioning", ctx.scope, terms=[term],
                                  limit=TERM_RECORDS + 1)
     word = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.I)
     naming = [r for r in rows if word.search(str(r["props"].get("text") or ""))

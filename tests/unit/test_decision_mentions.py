@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from substrate.retrieval.decision_mentions import asked_term, first_naming_line
+from substrate.retrieval.decision_mentions import alternatives, asked_term, first_naming_line
 from substrate.retrieval.rationale import why_term
 
 
@@ -20,6 +20,7 @@ from substrate.retrieval.rationale import why_term
     ("Which later ADRs cite ADR 14 as a driver?", "adr 14"),
     ("Which decisions refer to ADR-0012?", "adr 12"),
     ("Which ADR extends ADR 11 (File parsing)?", "adr 11"),
+    ("What is the status of the decision about admission policies vs Gatekeeper?", None),
 ])
 def test_the_term_a_listing_question_names(question: str, term: str | None) -> None:
     assert asked_term(question) == term
@@ -50,3 +51,10 @@ def test_a_reference_to_another_record_by_number() -> None:
     assert first_naming_line("Drivers: [replace it](0014-replace.md)", "adr 14") is not None
     assert first_naming_line("Supersedes ADR-0014.", "adr 14") is not None
     assert first_naming_line("ADR-140 and 14 others", "adr 14") is None
+
+
+def test_alternatives_a_question_names() -> None:
+    assert alternatives("argo / argocd") == ["argo", "argocd"]
+    assert alternatives("redis or memcached") == ["redis", "memcached"]
+    assert alternatives("feature flags") == ["feature flags"]
+    assert first_naming_line("We chose ArgoCD.", "argo / argocd") == (0, "We chose ArgoCD.")

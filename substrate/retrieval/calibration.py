@@ -42,6 +42,14 @@ FALLBACK = 0.1
 # edges) are exact for the graph, what it ranks as a risk is a heuristic. Was FALLBACK, which
 # flagged every risk answer as a guess.
 RISKS = 0.75
+# Neither is calibrated (the devset has no project items or PR links to fit them on), and both
+# were FALLBACK, which flagged every UC-03 / UC-08 answer as a guess. EPIC_IMPACT: the epic's
+# services are edges walked from the graph (LINKS_TO -> ASSERTS, then CALLS/DEPENDS_ON), the
+# same kind of evidence as a dependency answer, so it starts from that family's prior and is
+# scored like it (_structured). INTENT_CHECK: the similarity and the threshold are exact, but
+# whether a PR's code is "semantically distant" from its item is a heuristic, as a risk is.
+EPIC_IMPACT = PRIORS["dependency"]
+INTENT_CHECK = 0.75
 CORROBORATION = 0.3
 _PRIMARY = {"dependency": "dependencies", "callers": "callers", "ownership": "owns_traversal",
             "attributes": "attributes", "when": "edge_history", "decision_rationale": "memory",
@@ -62,6 +70,10 @@ def _hop_support(hops: list[dict[str, Any]]) -> tuple[float, int]:
 
 
 def _structured(intent: str, res: StrategyResult) -> float:
+    return _structured_with(PRIORS[intent], res)
+
+
+def _structured_with(prior: float, res: StrategyResult) -> float:
     facts = res.facts
     targets = [f for f in facts if "target" in f]
     empty = (not res.hops or (bool(targets) and all(f["target"] is None for f in targets))
@@ -70,7 +82,7 @@ def _structured(intent: str, res: StrategyResult) -> float:
     if empty:
         return NEGATIVE
     best, sources = _hop_support(res.hops)
-    base = PRIORS[intent] * (0.5 + 0.5 * best)
+    base = prior * (0.5 + 0.5 * best)
     extra = 1.0 - (1.0 - CORROBORATION) ** max(0, sources - 1)
     return base + (1.0 - base) * extra * 0.5
 
@@ -82,6 +94,12 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
     risks = results.get("risks")
     if intent == "strategic_risks" and risks is not None and risks.facts:
         return RISKS
+    checked = results.get("intent")
+    if intent == "intent_mismatch" and checked is not None and checked.facts:
+        return INTENT_CHECK
+    epics = results.get("epic_impact")
+    if intent == "epic_impact" and epics is not None and epics.facts:
+        return _clip(_structured_with(EPIC_IMPACT, epics))
     listed = results.get("decision_mentions")
     if intent == "decision_rationale" and listed is not None and listed.facts:  # text search
         return _clip(PRIORS[intent] if listed.facts[0].get("records") else NEGATIVE)

@@ -63,3 +63,50 @@ async def epic_impact(reader: GraphReader, scope: ReadScope, item_id: str, depth
 
 def impact_hops(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [h for s in result["services"] for h in s["hops"]]
+
+
+RANKED_EPICS = 5  # epics an unnamed-epic answer lists unless the question asks for a top N
+
+
+async def epic_ranking(reader: GraphReader, scope: ReadScope, fewest: bool = False,
+                       limit: int = MAX_RESULTS) -> list[dict[str, Any]]:
+    """Epics by how many entities their intent assertions (their own and their children's)
+    name: ``[{item, key, affected: [{entity, intent, hops}], count}]``, the most first
+    (``fewest``: the fewest first; epics affecting nothing are not listed)."""
+    rows = await reader.plain_rows("retrieval/epic_ranking", scope, limit=MAX_RESULTS)
+    ranked = [{**r, "count": len(r["affected"])} for r in rows]
+    ranked.sort(key=lambda r: ((r["count"] if fewest else -r["count"]), r["item"]["ceid"]))
+    return ranked[:limit]
+
+
+def ranking_hops(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [h for r in ranked for a in r["affected"] for h in a["hops"]]
+
+
+def ranking_sentence(ranked: list[dict[str, Any]], fewest: bool = False) -> str:
+    """"SHOP-10 "Faster, safer checkout" and SHOP-40 "..." affect the most services (4 each):
+    ..." — the epics tied at the top named first, each with what it affects and the lines
+    asserting it; then the others in order."""
+    if not ranked:
+        return "No epic links an intent assertion naming a service."
+
+    def epic(r: dict[str, Any]) -> str:
+        return f"{r['key'] or r['item']['ceid']} \"{r['item']['name']}\""
+
+    def affects(r: dict[str, Any]) -> str:
+        refs = sorted({a["hops"][-1]["evidence_ref"] for a in r["affected"]
+                       if a["hops"] and a["hops"][-1].get("evidence_ref")})
+        names = ", ".join(str(a["entity"]["name"]) for a in r["affected"])
+        return f"{names}" + (f" [{', '.join(refs)}]" if refs else "")
+
+    best = [r for r in ranked if r["count"] == ranked[0]["count"]]
+    word = "fewest" if fewest else "most"
+    each = " each" if len(best) > 1 else ""
+    head = (" and ".join(epic(r) for r in best) + (" affect" if len(best) > 1 else " affects")
+            + f" the {word} services ({ranked[0]['count']}{each}): "
+            + "; ".join(f"{epic(r)}: {affects(r)}" for r in best) + ".")
+    rest = ranked[len(best):]
+    if rest:
+        head += " Then: " + "; ".join(f"{epic(r)} {r['count']} ({affects(r)})"
+                                      for r in rest) + "."
+    return head

@@ -19,14 +19,31 @@ from typing import Any
 from substrate.errors import NotFound
 from substrate.retrieval.composers import listing
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.impact import (
+    RANKED_EPICS,
+    epic_ranking,
+    impact_hops,
+    ranking_hops,
+    ranking_sentence,
+    resolve_item,
+)
 from substrate.retrieval.impact import epic_impact as impact_of
-from substrate.retrieval.impact import impact_hops, resolve_item
 from substrate.retrieval.incidents import incident_diff, incident_note
 from substrate.retrieval.intent import check_intent, intent_hops
 from substrate.retrieval.registry import register
 from substrate.retrieval.router import Intent
 
 _KEY = re.compile(r"\b([A-Z][A-Z0-9]{1,9}-\d{1,6})\b")
+# a ranking of the epics, not one epic: "which epic affects the most services?"
+_RANKING = re.compile(r"\b(?:most|least|fewest|rank(?:ed|ing)?|top|largest|biggest|widest"
+                      r"|smallest)\b", re.I)
+_FEWEST = re.compile(r"\b(?:least|fewest|smallest)\b", re.I)
+# ... and the epics are what is asked for ("which epic ...", "top 3 epics", "epics by ...")
+_EPICS_ASKED = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}epics?\b"
+                          r"|\b(?:top|rank\w*)\s+(?:\d+\s+)?(?:the\s+|our\s+)?epics?\b"
+                          r"|\bepics?\s+(?:by|ranked)\b", re.I)
+_AFFECTED = re.compile(r"\b(?:services?|systems?|components?|affect\w*|impact\w*|touch\w*)\b",
+                       re.I)
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -141,8 +158,18 @@ async def _find_item(ctx: SearchContext) -> dict[str, Any] | None:
     return dict(best[2])
 
 
+def asks_epic_ranking(question: str) -> bool:
+    """"Which epic affects the most services?", "top 3 epics by services affected": no one
+    epic but all of them, ranked by what they affect (not "which epic has the most issues?",
+    nor a question naming its epic: "which services does SHOP-10 affect most?")."""
+    return all(p.search(question) is not None for p in (_RANKING, _EPICS_ASKED, _AFFECTED)) \
+        and _KEY.search(question) is None
+
+
 async def epic_impact(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("epic_impact")
+    if asks_epic_ranking(ctx.query):
+        return await _epics_ranked(ctx, result)
     item = await _find_item(ctx)
     if item is None:
         result.note = "no project item named in the question"
@@ -158,6 +185,19 @@ async def epic_impact(ctx: SearchContext) -> StrategyResult:
                                f"{s['role']} via {s['via']}", 1.0 / (1 + rank)))
     result.note = impact_sentence(out) if out["services"] else (
         f"{item['name']} ({item['ceid']}) links no intent assertion naming a service.")
+    return result
+
+
+async def _epics_ranked(ctx: SearchContext, result: StrategyResult) -> StrategyResult:
+    fewest = _FEWEST.search(ctx.query) is not None
+    ranked = await epic_ranking(ctx.reader, ctx.scope, fewest,
+                                limit=min(ctx.route.top_n or RANKED_EPICS, 50))
+    result.facts = [{"epics": ranked, "order": "fewest" if fewest else "most"}]
+    result.hops = ranking_hops(ranked)
+    for rank, r in enumerate(ranked):
+        result.hits.append(Hit(r["item"]["ceid"], str(r["item"]["name"]), "ProjectItem",
+                               f"affects {r['count']}", 1.0 / (1 + rank)))
+    result.note = ranking_sentence(ranked, fewest)
     return result
 
 

@@ -172,12 +172,17 @@ def test_epic_errors_and_time(api: httpx.Client) -> None:
     assert api.get("/impact/SHOP-10", params={"at": "garbage"}).status_code == 400
 
 
-def test_search_names_the_epics_services(api: httpx.Client) -> None:
-    r = api.post("/search", json={"query": "Which services does epic SHOP-10 affect?"})
+def epic_search(api: httpx.Client, question: str) -> dict[str, Any]:
+    """The /search answer to ``question``, which must be routed to the epic family."""
+    r = api.post("/search", json={"query": question})
     assert r.status_code == 200, r.text
-    body = r.json()
+    body: dict[str, Any] = r.json()
     assert body["route"]["intent"] == "epic_impact"
-    answer = body["answer"]
+    return body
+
+
+def test_search_names_the_epics_services(api: httpx.Client) -> None:
+    answer = epic_search(api, "Which services does epic SHOP-10 affect?")["answer"]
     assert answer.startswith("Faster, safer checkout (item:shop-10) affects cart, checkout, "
                              "payment, pricing")
 
@@ -210,3 +215,38 @@ def test_impact_is_one_read_with_the_two_step_answer(stack: Settings, item: str,
             for s in out["services"]] == [
         [(h["from"], h["to"], h["type"], h["evidence_ref"]) for h in r["hops"]] for r in rows]
     assert out["services"] and out["truncated"] is False
+
+
+# the five epics of substrate/demo/org.jsonl and the services their intent assertions name
+# (their own and their issues', PART_OF): SHOP-10 and SHOP-40 four each, SHOP-20 and SHOP-50
+# three, SHOP-30 two
+EPICS = {"SHOP-10": SHOP_10,
+         "SHOP-20": {"service:tax", "service:invoicing", "service:pricing"},
+         "SHOP-30": {"service:promotions", "service:pricing"},
+         "SHOP-40": {"service:wishlist", "service:notification", "service:email",
+                     "service:loyalty"},
+         "SHOP-50": {"service:auth", "service:ledger", "service:notification"}}
+
+
+def test_search_ranks_the_epics_by_the_services_they_affect(api: httpx.Client) -> None:
+    body = epic_search(api, "Which epic affects the most services?")
+    answer = body["answer"]
+    assert answer.startswith('SHOP-10 "Faster, safer checkout" and SHOP-40 "Customer '
+                             'engagement" affect the most services (4 each): ')
+    # every epic, the most first, each with its services named and its asserting line cited
+    order = [answer.index(f"{k} ") for k in ("SHOP-10", "SHOP-40", "SHOP-20", "SHOP-50",
+                                              "SHOP-30")]
+    assert order == sorted(order)
+    for services in EPICS.values():  # in id order: cart, checkout, payment, pricing
+        assert ", ".join(sorted(s.split(":", 1)[1] for s in services)) in answer
+    assert "[jira:SHOP-10#intent]" in answer
+    assert body["confidence"]["confidence"] > 0.5  # walked from the graph, not a guess
+
+
+def test_search_names_the_epic_affecting_the_fewest_and_a_top_n(api: httpx.Client) -> None:
+    fewest = epic_search(api, "Which epic affects the fewest services?")
+    assert fewest["answer"].startswith(
+        'SHOP-30 "Promotions platform" affects the fewest services (2): ')
+    top = epic_search(api, "Top 2 epics by services affected")
+    assert top["answer"].startswith('SHOP-10 "Faster, safer checkout" and SHOP-40 ')
+    assert "SHOP-20" not in top["answer"] and "Then:" not in top["answer"]

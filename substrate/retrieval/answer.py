@@ -48,6 +48,9 @@ def compose(intent: str, results: dict[str, StrategyResult],
     listed = results.get("decision_mentions")
     if intent == "decision_rationale" and listed is not None and listed.facts:
         return c.decisions_mentioning(listed.facts[0], cites), cites.items
+    recent = results.get("decision_recent")
+    if intent == "decision_rationale" and recent is not None and recent.facts:
+        return c.decisions_by_date(recent.facts[0], cites), cites.items
     rationale = results.get("rationale")
     if intent == "decision_rationale" and rationale is not None and rationale.facts:
         return c.rationale(rationale.facts[0], cites), cites.items

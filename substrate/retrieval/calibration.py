@@ -100,8 +100,8 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
     epics = results.get("epic_impact")
     if intent == "epic_impact" and epics is not None and epics.facts:
         return _clip(_structured_with(EPIC_IMPACT, epics))
-    listed = results.get("decision_mentions")
-    if intent == "decision_rationale" and listed is not None and listed.facts:  # text search
+    listed = results.get("decision_mentions") or results.get("decision_recent")
+    if intent == "decision_rationale" and listed is not None and listed.facts:  # text, dates
         return _clip(PRIORS[intent] if listed.facts[0].get("records") else NEGATIVE)
     quoted = results.get("rationale")
     if intent == "decision_rationale" and quoted is not None and quoted.facts:

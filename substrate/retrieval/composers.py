@@ -205,6 +205,32 @@ def decisions_mentioning(fact: dict[str, Any], cites: Citations) -> str:
     return (f"{total} decision record(s) mention {term}{more}: " + "; ".join(items) + ".")
 
 
+def decisions_by_date(fact: dict[str, Any], cites: Citations) -> str:
+    """"The most recent decision": the newest (or oldest) records by date, each cited at its
+    title line; one asked for, the ones before it follow."""
+    records, many = fact.get("records") or [], int(fact.get("asked") or 1)
+    if not records:
+        return "No decision record is held at this snapshot."
+    word = "oldest" if fact.get("oldest") else "most recent"
+
+    def item(r: dict[str, Any]) -> str:
+        date = (f", dated {r['date']}" if r.get("own_date") else
+                f", first seen {r['date']}" if r.get("date") else ", undated")
+        return (f"{r['adr'].get('ceid')} \"{name(r['adr'])}\" ({r.get('status') or 'unknown'}"
+                f"{date}){cites.cite(r['hop'])}")
+
+    if many == 1:
+        rest = records[1:]
+        text = f"The {word} decision record is {item(records[0])}."
+        if rest:
+            text += (" Before it: " if word == "most recent" else " After it: ") \
+                + "; ".join(item(r) for r in rest) + "."
+        return text
+    shown = records[:many]
+    return (f"The {len(shown)} {word} decision records (of {fact.get('total')}): "
+            + "; ".join(item(r) for r in shown) + ".")
+
+
 OWNER_EDGES = ("OWNS", "PRIMARY_OWNER")  # their start as the ownership file writes it
 STATED_KEYS = ("image", "kind", "status", "address", "url", "host", "port", "ports", "version",
                "handle", "pattern")

@@ -30,6 +30,7 @@ from substrate.retrieval.counterfactual import Outcome, answer_entities, shifted
 from substrate.retrieval.counterfactual import analyse as analyse_counterfactuals
 from substrate.retrieval.counterfactual import compare as compare_outcomes
 from substrate.retrieval.decision_mentions import decisions_mentioning
+from substrate.retrieval.decision_recent import decisions_by_date
 from substrate.retrieval.evidence import build_bundle, build_confidence
 from substrate.retrieval.fusion import RankedHit, rrf_fuse
 from substrate.retrieval.history_facts import when_results
@@ -245,9 +246,12 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     fused = fused[: options.top_k]
     if route.intent is Intent.DECISION_RATIONALE:
         listed = await decisions_mentioning(ctx)  # "which decisions mention Redis?"
-        quoted = await rationale(ctx, fused, reranker) if listed is None else None
+        dated = await decisions_by_date(ctx) if listed is None else None  # "the latest ADR"
+        quoted = await rationale(ctx, fused, reranker) \
+            if listed is None and dated is None else None
         results = results if quoted is None else {**results, "rationale": quoted}
         results = results if listed is None else {**results, "decision_mentions": listed}
+        results = results if dated is None else {**results, "decision_recent": dated}
     if route.intent is Intent.WHEN:  # a switch to a value, an edge, a file, an entity
         results = await when_results(ctx, fused, results)
     asserted = results

@@ -411,3 +411,23 @@ def test_chunk_graph_retriever_options(api: httpx.Client) -> None:
         assert {c["relation"] for c in contexts} <= {"SEQUENCE", "SIMILAR_TO"}
     bad = api.post("/search", json={**base, "options": {"chunk": {"max_hops": 9}}})
     assert bad.status_code == 400
+
+
+def test_the_most_recent_decision_records_by_their_date(api: httpx.Client,
+                                                        demo_repo: Path) -> None:
+    """The demo's ADRs 0012-0014 are dated 2026-09-28, 2026-10-09 and 2026-10-22
+    (substrate/demo/content_adr2.py); each is cited at its title line, which exists."""
+    body = search(api, "What is the latest ADR?")
+    assert body["route"]["intent"] == "decision_rationale"
+    assert body["answer"].startswith(
+        'The most recent decision record is adr:0014 "Feature flags served by the config '
+        'service" (proposed, dated 2026-10-22)[1]. Before it: adr:0013 ')
+    order = [body["answer"].index(a) for a in ("adr:0014", "adr:0013", "adr:0012")]
+    assert order == sorted(order)
+    for c in body["citations"]:
+        assert_ref_exists(demo_repo, c["evidence_ref"])
+    three = search(api, "What were our last 3 architecture decisions?")["answer"]
+    assert three.startswith("The 3 most recent decision records (of ")
+    assert "adr:0012" in three and "adr:0011" not in three
+    first = search(api, "What was our first ADR?")["answer"]
+    assert first.startswith("The oldest decision record is adr:0001 ")

@@ -30,7 +30,7 @@ from substrate.retrieval.history_lifecycle import (
     removal,
 )
 from substrate.retrieval.scope import pg_connection
-from substrate.retrieval.strategies_facts import FIRST_SEEN_LABELS, first_seen
+from substrate.retrieval.strategies_facts import first_seen, named_seed
 from substrate.retrieval.temporal_diff import snapshot_ref
 from substrate.settings import Settings
 
@@ -245,8 +245,7 @@ async def when_results(ctx: SearchContext, fused: list[Hit],
         removed = await removal(ctx)
         if removed is not None:
             return {**results, "removal": removed}
-    named = any(s["label"] in FIRST_SEEN_LABELS and s["label"] != "DecisionNode"
-                for s in ctx.seeds)  # an ADR is linked by a fuzzy name, not named
+    named = any(named_seed(s) for s in ctx.seeds)
     added = await file_first_seen(ctx, named)
     if added is not None:
         return {**results, "file_history": added}

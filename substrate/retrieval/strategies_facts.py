@@ -176,13 +176,19 @@ async def edge_history(ctx: SearchContext) -> StrategyResult:
 FIRST_SEEN_LABELS = ("Service", "Infrastructure", "Team", "Developer", "DecisionNode")
 
 
+def named_seed(seed: dict[str, Any]) -> bool:
+    """A seed the question names: any but an ADR, which is linked by a fuzzy name unless the
+    question gives its number ("ADR 46": the mention is its id, ``adr:0046``)."""
+    return seed["label"] in FIRST_SEEN_LABELS and (
+        seed["label"] != "DecisionNode" or str(seed.get("mention") or "") == seed["ceid"])
+
+
 async def first_seen(ctx: SearchContext, fused: list[Hit]) -> StrategyResult | None:
     """"When did X first appear / when was the ADR on Y added / when did T become the owner":
     the snapshot that opened the entity's first validity interval (and, for an owner, its
     first ownership edge). The entity is the first one the question names, else the best
     ranked ADR. None when neither is there."""
-    named = [s["ceid"] for s in ctx.seeds if s["label"] in FIRST_SEEN_LABELS
-             and s["label"] != "DecisionNode"]  # an ADR by relevance, not by a fuzzy name
+    named = [s["ceid"] for s in ctx.seeds if named_seed(s)]  # else an ADR by relevance
     # "@user" / "@org/team" as an ownership file writes them (see connectors/codeowners.py)
     named += [f"team:{h.split('/')[-1]}" if "/" in h else f"dev:{h}"
               for h in re.findall(r"(?<![\w@])@([\w.-]+(?:/[\w.-]+)?)", ctx.query)]

@@ -431,3 +431,13 @@ def test_the_most_recent_decision_records_by_their_date(api: httpx.Client,
     assert "adr:0012" in three and "adr:0011" not in three
     first = search(api, "What was our first ADR?")["answer"]
     assert first.startswith("The oldest decision record is adr:0001 ")
+
+
+def test_when_a_decision_named_by_its_number_was_added(api: httpx.Client) -> None:
+    """"ADR 12" is adr:0012, added on 2026-09-28 (substrate/demo/timeline.py), not the ADR
+    whose title reads closest to the question."""
+    body = search(api, "When was ADR 12 added?")
+    assert body["route"]["intent"] == "when"
+    assert [e["ceid"] for e in body["entities"]][:1] == ["adr:0012"]
+    assert body["answer"].startswith('adr:0012 "Asynchronous payment authorisation via Kafka" '
+                                     "first appears in the history on 2026-09-28")

@@ -23,7 +23,7 @@ from substrate.retrieval.mentions import (
         ("Find all services calling auth directly", ["auth"]),
         ("Who owns \"Ledger Core\"?", ["Ledger Core"]),
         ("Who owns 'ledger core' and `payment_api`?", ["ledger core", "payment_api"]),
-        ("Why was ADR-047 accepted?", ["ADR-047"]),
+        ("Why was ADR-047 accepted?", ["adr:0047"]),  # a record by its number: its id
         ("Who maintains the payment gateway service?", ["payment gateway"]),
         ("what depends on redis", ["redis"]),
         ("does checkout depend on kafka", ["checkout", "kafka"]),
@@ -121,3 +121,21 @@ def test_any_of() -> None:
     assert any_of(["???", "auth"]) == "(auth~1 OR auth*)"
     with pytest.raises(BadRequest):
         any_of(["???"])
+
+
+def test_a_decision_record_named_by_its_number_is_its_id() -> None:
+    from substrate.retrieval.mentions import extract_mentions
+
+    assert extract_mentions("When was ADR 46 added?") == ["adr:0046"]
+    assert extract_mentions("Why did we adopt ADR-0012?") == ["adr:0012"]
+    assert extract_mentions("Tell me about decision record 7") == ["adr:0007"]
+    assert extract_mentions("Which ADRs cite ADR 14?") == ["adr:0014"]
+
+
+def test_an_adr_seed_is_named_only_when_the_question_gives_its_number() -> None:
+    from substrate.retrieval.strategies_facts import named_seed
+
+    by_number = {"ceid": "adr:0046", "label": "DecisionNode", "mention": "adr:0046"}
+    by_name = {"ceid": "adr:0029", "label": "DecisionNode", "mention": "ADR process"}
+    service = {"ceid": "service:web", "label": "Service", "mention": "web"}
+    assert named_seed(by_number) and named_seed(service) and not named_seed(by_name)

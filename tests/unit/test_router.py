@@ -130,7 +130,7 @@ def test_extracted_facts() -> None:
     assert classify("What are our top 3 architectural risks?", NOW).top_n == 3
     assert classify("top five risks", NOW).top_n == 5
     assert classify("Why did ADR-047 pick Kafka over RabbitMQ?", NOW).mentions == (
-        "ADR-047", "Kafka", "RabbitMQ")
+        "adr:0047", "Kafka", "RabbitMQ")  # a record by its number: its id
 
 
 @pytest.mark.parametrize(

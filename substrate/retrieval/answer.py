@@ -25,6 +25,8 @@ def _family(intent: str, res: StrategyResult, cites: Citations) -> str | None:
     if intent in ("dependency", "callers"):
         return c.dependencies(res.facts, cites, callers=intent == "callers")
     if intent == "ownership":
+        if "overview" in res.facts[0]:  # "who are the code owners?"
+            return c.owners_overview(res.facts[0], cites)
         return c.owners(res.facts[0], cites)
     if intent == "decision_rationale":
         return c.memory(res.facts, cites)

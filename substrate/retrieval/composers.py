@@ -145,6 +145,23 @@ def owners(fact: dict[str, Any], cites: Citations) -> str:
     return text + (f" Note: {fact['note']}." if fact.get("note") else "")
 
 
+def owners_overview(fact: dict[str, Any], cites: Citations) -> str:
+    """"Who are the code owners?": each owner with how much it owns, the first few named."""
+    rows = fact.get("overview") or []
+    if not rows:
+        return ("No owner is recorded at this snapshot: no OWNS or PRIMARY_OWNER edge (checked "
+                "CODEOWNERS rules, ownership files and declared owners).")
+    parts = []
+    for row in rows:
+        owned, examples = int(row.get("owned") or 0), row.get("examples") or []
+        named = ", ".join(f"{_subject(e['entity'])}{cites.cite(e['hop'])}" for e in examples)
+        more = f" and {owned - len(examples)} more" if owned > len(examples) else ""
+        parts.append(f"{handle(row['owner'])} owns {owned}: {named}{more}")
+    head = f"{len(rows)} owner(s) recorded" + (" (the largest listed)" if fact.get("truncated")
+                                               else "")
+    return f"{head}: " + "; ".join(parts) + "."
+
+
 def memory(facts: list[dict[str, Any]], cites: Citations) -> str:
     if not facts:
         return "No decision or incident is recorded for the service named in the question."

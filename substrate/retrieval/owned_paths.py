@@ -124,3 +124,19 @@ def covering_rows(rows: list[dict[str, Any]], path: str, is_file: bool) -> list[
 def rules_checked(rows: list[dict[str, Any]], most: int = 3) -> list[str]:
     """The evidence of the path rules in effect (what a "nobody recorded" answer checked)."""
     return list(dict.fromkeys(str(r["hop"]["evidence_ref"]) for r in rows))[:most]
+
+
+# "who are the code owners?", "list the owners", "who owns what?", "which teams own code?":
+# owners in general, not the owners of one thing (a name the graph lacks is no overview)
+_OVERVIEW = re.compile(
+    r"\bwho\s+(?:are|is)\s+(?:the\s+|our\s+|all\s+(?:the\s+)?)?(?:code\s*)?owners\b\s*\??$"
+    r"|^\s*(?:list|show|name|give\s+me)\s+(?:all\s+)?(?:the\s+|our\s+)?(?:code\s*)?owners"
+    r"\s*\??$"
+    r"|\bwho\s+owns\s+what\b|\bownership\s+(?:overview|map|summary)\b"
+    r"|\b(?:which|what)\s+(?:teams?|people|developers?|groups?)\s+own\s+(?:any\s*thing"
+    r"|some\s*thing|code|what|the\s+code(?:base)?)\b", re.I)
+
+
+def asks_overview(question: str) -> bool:
+    """A question for the owners in general (no service or path named)."""
+    return _OVERVIEW.search(question.strip()) is not None

@@ -98,6 +98,8 @@ async def ownership(ctx: SearchContext) -> StrategyResult:
     subject = ({k: module[k] for k in ("ceid", "name", "label", "path")} if module is not None
                else service or (named[0] if named else None))
     if subject is None:
+        if owned_paths.asks_overview(ctx.query):  # "who are the code owners?"
+            return await _owners_overview(ctx, result)
         result.note = "no service or path named in the question"
         return result
     rows: list[dict[str, Any]] = []
@@ -119,6 +121,22 @@ async def ownership(ctx: SearchContext) -> StrategyResult:
     result.facts.append({"subject": subject, **merged})
     if subject["label"] == "Infrastructure":
         result.note = "no ownership is read for infrastructure"
+    return result
+
+
+OVERVIEW_OWNERS = 12  # owners an overview lists (the largest first)
+OVERVIEW_EXAMPLES = 3  # what each of them owns, named
+
+
+async def _owners_overview(ctx: SearchContext, result: StrategyResult) -> StrategyResult:
+    rows = await ctx.reader.plain_rows("retrieval/owners_overview", ctx.scope,
+                                       examples=OVERVIEW_EXAMPLES, limit=OVERVIEW_OWNERS + 1)
+    result.truncated = len(rows) > OVERVIEW_OWNERS
+    rows = rows[:OVERVIEW_OWNERS]
+    for rank, row in enumerate(rows):
+        result.hits.append(_hit(row["owner"], 1.0 / (1 + rank)))
+        result.hops += [{**e["hop"], "hop": 1} for e in row["examples"]]
+    result.facts.append({"overview": rows, "truncated": result.truncated})
     return result
 
 

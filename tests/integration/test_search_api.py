@@ -441,3 +441,20 @@ def test_when_a_decision_named_by_its_number_was_added(api: httpx.Client) -> Non
     assert [e["ceid"] for e in body["entities"]][:1] == ["adr:0012"]
     assert body["answer"].startswith('adr:0012 "Asynchronous payment authorisation via Kafka" '
                                      "first appears in the history on 2026-09-28")
+
+
+def test_the_code_owners_in_general(api: httpx.Client, demo_repo: Path) -> None:
+    """No service named: every owner with what it owns. @acme/payments owns checkout, fraud,
+    invoicing, ledger, payment and tax (the demo's .github/CODEOWNERS), the first three by id
+    named, each cited at a line that exists."""
+    body = search(api, "Who are the code owners?")
+    assert body["route"]["intent"] == "ownership"
+    answer = body["answer"]
+    assert re.search(r"@acme/payments owns 6: checkout\[\d+\], fraud\[\d+\], invoicing\[\d+\]"
+                     r" and 3 more", answer), answer
+    assert answer.startswith("12 owner(s) recorded (the largest listed): @acme/platform owns ")
+    for c in body["citations"]:
+        if "#L" in str(c["evidence_ref"]):
+            assert_ref_exists(demo_repo, c["evidence_ref"])
+    unknown = search(api, "Who owns the frobnicator?")["answer"]
+    assert "owner(s) recorded" not in unknown  # one thing asked for: no overview

@@ -79,6 +79,7 @@ def is_adr_path(path: str) -> bool:
     directory, name = posixpath.split(path)
     if not name.lower().endswith((".md", ".markdown")) or _SKIP.match(name):
         return False
+    directory = directory.lower()  # docs/ADR, docs/Decisions as well
     return any(directory == d or directory.endswith("/" + d) for d in ADR_DIRS)
 
 

@@ -94,6 +94,8 @@ def test_status_normalisation(text: str, status: str) -> None:
         ("doc/architecture/decisions/0001-x.md", True),
         ("architecture/decisions/0002-y.md", True),
         ("docs/decision-log/0003-z.md", True),
+        ("docs/ADR/0004-w.md", True),  # a folder in capitals
+        ("Docs/Architecture/Decisions/0005-v.md", True),
         ("docs/adr/README.md", False),
         ("docs/adr/template.md", False),
         ("docs/adr/0001-x.txt", False),

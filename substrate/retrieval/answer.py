@@ -74,6 +74,9 @@ def compose(intent: str, results: dict[str, StrategyResult],
     overview = results.get("global_graphrag")
     if intent == "strategic_risks" and overview is not None and overview.facts and overview.note:
         return overview.note, _numbered(overview.hops)  # the reduce step's answer (RSN-14)
+    system = results.get("system_overview")
+    if intent in ("strategic_risks", "free_text") and system is not None and system.facts:
+        return c.system_overview(system.facts[0], cites), cites.items  # from the graph itself
     for name in NOTE_ANSWERS:
         extra = results.get(name)
         if extra is not None and extra.note and extra.facts:

@@ -94,6 +94,11 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
     risks = results.get("risks")
     if intent == "strategic_risks" and risks is not None and risks.facts:
         return RISKS
+    system, summaries = results.get("system_overview"), results.get("global_graphrag")
+    summarised = summaries is not None and bool(summaries.facts) and bool(summaries.note)
+    if intent in ("strategic_risks", "free_text") and system is not None and system.facts \
+            and not summarised:  # the overview composed from the graph (answer.compose)
+        return _clip(_structured_with(PRIORS["dependency"], system))
     checked = results.get("intent")
     if intent == "intent_mismatch" and checked is not None and checked.facts:
         return INTENT_CHECK

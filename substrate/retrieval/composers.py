@@ -162,6 +162,56 @@ def owners_overview(fact: dict[str, Any], cites: Citations) -> str:
     return f"{head}: " + "; ".join(parts) + "."
 
 
+OVERVIEW_LISTED = 25  # services, infrastructure and callers an overview names
+
+
+def system_overview(fact: dict[str, Any], cites: Citations) -> str:
+    """"What are the main components of this system?": services (language, what their README
+    says), infrastructure, who calls or uses whom, what is depended on most."""
+    services, infra = fact.get("services") or [], fact.get("infrastructure") or []
+    if not services and not infra:
+        return "No service or infrastructure is held at this snapshot."
+
+    def service(e: dict[str, Any]) -> str:
+        ceid = e["entity"]["ceid"]
+        said = (cites.cite({"type": "DEFINED", "from": ceid, "to": ceid, "source": "git",
+                            "evidence_ref": e["description_ref"]})
+                if e.get("description_ref") else "")
+        lang = f" ({e['language']})" if e.get("language") else ""
+        return f"{name(e['entity'])}{lang}" + (f": {e['summary']}{said}" if e.get("summary")
+                                               else "")
+
+    def component(e: dict[str, Any]) -> str:
+        what = e.get("kind") or e.get("image")
+        return f"{name(e['entity'])}" + (f" ({what})" if what else "")
+
+    def more(items: list[Any]) -> str:
+        return f" and {len(items) - OVERVIEW_LISTED} more" if len(items) > OVERVIEW_LISTED else ""
+
+    text = (f"The system holds {len(services)} service(s) and {len(infra)} infrastructure "
+            "component(s).")
+    if services:
+        text += (" Services: " + "; ".join(service(e) for e in services[:OVERVIEW_LISTED])
+                 + more(services) + ".")
+    if infra:
+        text += (" Infrastructure: " + ", ".join(component(e) for e in infra[:OVERVIEW_LISTED])
+                 + more(infra) + ".")
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for link in fact.get("links") or []:
+        by_source.setdefault(link["from"]["ceid"], []).append(link)
+    if by_source:
+        calls = [f"{name(ls[0]['from'])} -> " + ", ".join(
+                     f"{name(x['to'])}{cites.cite(x['hop'])}" for x in ls)
+                 for ls in list(by_source.values())[:OVERVIEW_LISTED]]
+        text += " Connections: " + "; ".join(calls) + more(list(by_source)) + "."
+    names = {e["entity"]["ceid"]: name(e["entity"]) for e in services + infra}
+    most = sorted((fact.get("fan_in") or {}).items(), key=lambda x: (-x[1], x[0]))[:3]
+    if most:
+        text += (" Depended on most: " + ", ".join(f"{names.get(c, c)} ({n})" for c, n in most)
+                 + ".")
+    return text
+
+
 def memory(facts: list[dict[str, Any]], cites: Citations) -> str:
     if not facts:
         return "No decision or incident is recorded for the service named in the question."

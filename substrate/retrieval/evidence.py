@@ -11,7 +11,8 @@ from substrate.retrieval.confidence import Support, confidence_block, evidence_d
 from substrate.retrieval.context import SearchContext, StrategyResult
 
 GRAPH_STRATEGIES = ("dependencies", "callers", "owns_traversal", "memory", "local_graphrag",
-                    "attributes", "epic_impact", "temporal", "risks", "intent", "nl_cypher")
+                    "attributes", "epic_impact", "temporal", "risks", "intent", "nl_cypher",
+                    "system_overview", "decision_recent")
 
 
 def _hops(results: dict[str, StrategyResult]) -> list[Hop]:

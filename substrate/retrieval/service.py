@@ -22,6 +22,7 @@ from substrate.graph import embedding_registry
 from substrate.jsonwire import exact_loads
 from substrate.retrieval import (  # noqa: F401 - strategies_* register search presets
     direct,
+    overview,
     strategies_facts,
     strategies_global,
     strategies_hyde,

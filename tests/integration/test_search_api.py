@@ -458,3 +458,22 @@ def test_the_code_owners_in_general(api: httpx.Client, demo_repo: Path) -> None:
             assert_ref_exists(demo_repo, c["evidence_ref"])
     unknown = search(api, "Who owns the frobnicator?")["answer"]
     assert "owner(s) recorded" not in unknown  # one thing asked for: no overview
+
+
+def test_an_overview_of_the_system_from_the_graph(api: httpx.Client, demo_repo: Path) -> None:
+    """"What are the main components of this system?": every service with its README line
+    (api-gateway, Go, "Single public entry point: ..." in substrate/demo/topology.py), who
+    calls whom (checkout calls payment), the removed legacy-coupons left out; every cited
+    line exists."""
+    body = search(api, "What are the main components of this system?")
+    answer = body["answer"]
+    assert answer.startswith("The system holds ")
+    assert "api-gateway (Go): Single public entry point: routing, authentication and rate " \
+           "limiting.[" in answer
+    checkout = answer.split("checkout -> ", 1)[1].split(";", 1)[0]
+    assert "payment[" in checkout
+    assert "legacy-coupons" not in answer
+    assert body["confidence"]["confidence"] > 0.5
+    for c in body["citations"]:
+        if "#L" in str(c["evidence_ref"]):
+            assert_ref_exists(demo_repo, c["evidence_ref"])

@@ -88,6 +88,8 @@ def compose(intent: str, results: dict[str, StrategyResult],
     if intent == "when" and seen is not None and seen.facts:
         return c.first_seen(seen.facts[0], cites), cites.items
     changes = results.get("window_changes")
+    if changes is not None and changes.facts and "removed_ever" in changes.facts[0]:
+        return c.removed_ever(changes.facts[0], cites), cites.items
     if changes is not None and changes.facts:
         return c.window(changes.facts[0], cites), cites.items
     return c.fallback(fused), cites.items

@@ -123,7 +123,8 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
         return _clip(PRIORS["first_seen"])
     changes = results.get("window_changes")
     if changes is not None and changes.facts:
-        return _clip(PRIORS["temporal"] if changes.facts[0].get("changes") else NEGATIVE)
+        listed = changes.facts[0].get("changes") or changes.facts[0].get("removed_ever")
+        return _clip(PRIORS["temporal"] if listed else NEGATIVE)
     incident = results.get("temporal")
     if incident is not None and incident.facts:
         return _clip(PRIORS["temporal"] * 0.9)

@@ -536,6 +536,23 @@ def removed(fact: dict[str, Any], cites: Citations) -> str:
             f"{ref} since {_snap(fact.get('first'))}.")
 
 
+def removed_ever(fact: dict[str, Any], cites: Citations) -> str:
+    """"Which services were removed?": each one gone over the history, the latest first,
+    with when it was removed and since when it had been defined (at its defining line)."""
+    gone = fact.get("removed_ever") or []
+    kind = "service" if fact.get("labels") == ["Service"] else "component"
+    if not gone:
+        return (f"No {kind} was removed over the replayed history: every {kind} ever defined "
+                "is still in the graph at this snapshot.")
+    items = []
+    for g in gone:
+        ref = cites.cite(g["hop"]) if (g.get("hop") or {}).get("evidence_ref") else ""
+        items.append(f"{name(g.get('subject'))} (removed {_snap(g.get('removed'))}; defined"
+                     f"{ref} since {_snap(g.get('first'))})")
+    more = " (the latest listed)" if fact.get("truncated") else ""
+    return f"{len(gone)} {kind}(s) removed over the history{more}: " + "; ".join(items) + "."
+
+
 def each_service(fact: dict[str, Any], cites: Citations) -> str:
     """"What language is each service written in?": every service's value, at its line."""
     attr = str(fact.get("each"))

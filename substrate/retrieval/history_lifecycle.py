@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from substrate.graph.records import slug
-from substrate.retrieval.context import SearchContext, StrategyResult
+from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.time_scope import snapshots_by_version
 
 MAX_CLAIMS = 200
@@ -233,4 +233,57 @@ async def removal(ctx: SearchContext) -> StrategyResult | None:
                          "first": snaps.get(first) if first is not None else None,
                          "removed": snaps.get(removed) if removed is not None else None,
                          "hop": hop})
+    return result
+
+
+# "which services were removed?", "what datastores have been decommissioned?": no one name, no
+# window: every one removed over the replayed history
+_REMOVED_WHICH = re.compile(
+    r"\b(?:which|what|any|list(?:\s+the)?)\s+(?:\w+\s+)?(?P<what>services?|datastores?|databases?"
+    r"|components?|infrastructure)\s+(?:were|was|have\s+been|has\s+been|got)\s+"
+    r"(?:ever\s+)?(?:removed|deleted|dropped|retired|decommissioned|shut\s+down)\b", re.I)
+REMOVED_LIST = 50
+
+
+def removed_labels(question: str) -> list[str] | None:
+    """The labels a "which services were removed?" question lists; None for another one."""
+    m = _REMOVED_WHICH.search(question)
+    if m is None:
+        return None
+    what = m.group("what").lower()
+    if what.startswith("service"):
+        return ["Service"]
+    if what.startswith("component"):
+        return ["Service", "Infrastructure"]
+    return ["Infrastructure"]
+
+
+async def removed_ever(ctx: SearchContext, labels: list[str], result: StrategyResult
+                       ) -> StrategyResult:
+    """Every entity of ``labels`` removed over the history, the latest removal first, each
+    with when it was defined and removed and the line that defined it."""
+    rows = await ctx.reader.rows("retrieval/removed_entities", ctx.scope, labels=labels,
+                                 limit=REMOVED_LIST * 4)
+    lives = [(r, *lifetime(r["iv_from"], r["iv_to"], ctx.scope.version)) for r in rows
+             if r["iv_from"]]
+    lives = [life for life in lives if life[1] is not None and life[2] is not None]
+    lives.sort(key=lambda life: (-int(life[2] or 0), life[0]["entity"]["ceid"]))
+    result.truncated = len(lives) > REMOVED_LIST
+    lives = lives[:REMOVED_LIST]
+    snaps = await snapshots_by_version(ctx.settings, ctx.scope.tenant, sorted(
+        {int(v) for _, a, b in lives for v in (a, b) if v is not None}))
+    gone = []
+    for rank, (row, first, removed) in enumerate(lives):
+        refs = [str(r) for r in row["provenance"] if "#L" in str(r)]
+        hop = {"type": "REMOVED", "from": row["entity"]["ceid"], "to": row["entity"]["ceid"],
+               "evidence_ref": refs[0] if refs else None, "source": "git", "confidence": 1.0}
+        if refs:
+            result.hops.append({**hop, "hop": 1})
+        result.hits.append(Hit(row["entity"]["ceid"], str(row["entity"].get("name") or ""),
+                               str(row["entity"].get("label") or ""), "removed",
+                               1.0 / (1 + rank)))
+        gone.append({"subject": row["entity"], "first": snaps.get(int(first or 0)),
+                     "removed": snaps.get(int(removed or 0)), "hop": hop})
+    result.facts.append({"removed_ever": gone, "labels": labels,
+                         "truncated": result.truncated})
     return result

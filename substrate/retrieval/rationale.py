@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 from typing import Any, Protocol
 
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.decision_dates import MAX_RECORDS, ordered, recency
 from substrate.retrieval.time_scope import commit_at
 
 QUOTES = 4
@@ -423,6 +424,11 @@ async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
     if not order:
         return None
     named = bool(_ADR_NUMBER.search(ctx.query))
+    oldest = None if named else recency(ctx.query)
+    if oldest is not None:  # "why was the latest ADR written?": the newest record by date
+        dated = ordered(await ctx.reader.rows("retrieval/decisions_by_date", ctx.scope,
+                                              limit=MAX_RECORDS), oldest)
+        order, named = [*(r["entity"]["ceid"] for r in dated[:1]), *order], bool(dated)
     termed = None if named else await by_term(ctx, order)
     order = termed or order
     rows = await ctx.reader.rows("retrieval/decision_text", ctx.scope, ceids=order)

@@ -136,6 +136,10 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.TEMPORAL, 0.85, r"\bwhat\s+(?:has\s+)?changed\b"
                         r"|\bchanges?\s+(?:since|between|before|after)\b"),
     (_I.TEMPORAL, 0.8, r"\bstate\s+of\s+the\s+graph\b|\bpoint[-\s]in[-\s]time\b"),
+    # "which services were removed?" (no window: the whole history)
+    (_I.TEMPORAL, 0.8, r"\b(?:which|what|any)\s+(?:\w+\s+)?(?:services?|datastores?|databases?"
+                       r"|components?)\s+(?:were|have\s+been|has\s+been|got)\s+(?:ever\s+)?"
+                       r"(?:removed|deleted|dropped|retired|decommissioned)\b"),
     # "which decisions were added in July 2026": what changed, about one kind of thing
     (_I.TEMPORAL, 0.85, r"\b(?:were|was|got)\s+(?:added|recorded|introduced|created|removed"
                         r"|written|dropped)\s+(?:in|between|during|since|before|after|on)\b"),

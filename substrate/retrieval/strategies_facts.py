@@ -21,6 +21,7 @@ from substrate.retrieval import temporal
 from substrate.retrieval.attributes import EACH, PER_SERVICE, node_values, wanted
 from substrate.retrieval.attributes import rank as rank_attributes
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.history_lifecycle import removed_ever, removed_labels
 from substrate.retrieval.registry import STRATEGIES, register
 from substrate.retrieval.router import Intent
 from substrate.retrieval.time_scope import question_window, snapshots_by_version
@@ -78,6 +79,9 @@ async def window_changes(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("window_changes")
     window = await question_window(ctx)
     if window is None:
+        labels = removed_labels(ctx.query)  # "which services were removed?": ever
+        if labels is not None:
+            return await removed_ever(ctx, labels, result)
         result.note = "the question names no time window"
         return result
     start, end, phrase = window

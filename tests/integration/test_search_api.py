@@ -477,3 +477,23 @@ def test_an_overview_of_the_system_from_the_graph(api: httpx.Client, demo_repo: 
     for c in body["citations"]:
         if "#L" in str(c["evidence_ref"]):
             assert_ref_exists(demo_repo, c["evidence_ref"])
+
+
+def test_which_services_were_removed_over_the_history(api: httpx.Client,
+                                                      demo_repo: Path) -> None:
+    """No window: legacy-coupons, removed on 2026-10-13 in 288422c (substrate/demo/EXPECTED.md),
+    cited at the line that had defined it."""
+    body = search(api, "Which services were removed?")
+    assert body["route"]["intent"] == "temporal"
+    answer = body["answer"]
+    assert answer.startswith("1 service(s) removed over the history: legacy-coupons (removed "
+                             "2026-10-13 (commit 288422c"), answer
+    for c in body["citations"]:
+        assert_ref_exists(demo_repo, c["evidence_ref"])
+
+
+def test_why_the_latest_decision_was_made_quotes_the_newest_record(api: httpx.Client) -> None:
+    """The newest record by date is ADR 0014 (2026-10-22, substrate/demo/content_adr2.py)."""
+    body = search(api, "Why was the latest ADR written?")
+    assert body["route"]["intent"] == "decision_rationale"
+    assert body["answer"].startswith('adr:0014 "Feature flags served by the config service"')

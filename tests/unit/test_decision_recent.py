@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from substrate.retrieval.composers import Citations, decisions_by_date
-from substrate.retrieval.decision_recent import asked_order, day_of, ordered
+from substrate.retrieval.decision_dates import asked_order, day_of, ordered
 
 
 def test_which_questions_ask_for_the_newest_or_oldest_records() -> None:
@@ -64,3 +64,12 @@ def test_the_answer_names_the_record_asked_for_then_the_ones_before_it() -> None
     many = decisions_by_date({**fact, "asked": 2}, Citations())
     assert many.startswith("The 2 most recent decision records (of 3): adr:0003")
     assert decisions_by_date({**fact, "records": []}, Citations()).startswith("No decision")
+
+
+def test_a_why_question_about_the_latest_record_names_an_order() -> None:
+    from substrate.retrieval.decision_dates import recency
+
+    assert recency("Why was the latest ADR written?") is False  # newest first
+    assert recency("Why did we make our first architecture decision?") is True
+    assert recency("Why was ADR 12 the latest?") is None  # a record named by number
+    assert recency("Why did we choose Kafka?") is None

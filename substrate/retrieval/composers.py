@@ -540,7 +540,9 @@ def removed_ever(fact: dict[str, Any], cites: Citations) -> str:
     """"Which services were removed?": each one gone over the history, the latest first,
     with when it was removed and since when it had been defined (at its defining line)."""
     gone = fact.get("removed_ever") or []
-    kind = "service" if fact.get("labels") == ["Service"] else "component"
+    labels = fact.get("labels") or []
+    kind = {("Service",): "service", ("Infrastructure",): "infrastructure component"}.get(
+        tuple(labels), "component")
     if not gone:
         return (f"No {kind} was removed over the replayed history: every {kind} ever defined "
                 "is still in the graph at this snapshot.")

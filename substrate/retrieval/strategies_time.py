@@ -19,6 +19,7 @@ from typing import Any
 from substrate.errors import NotFound
 from substrate.retrieval.composers import listing
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.history_lifecycle import removed_labels
 from substrate.retrieval.impact import (
     RANKED_EPICS,
     epic_ranking,
@@ -58,9 +59,11 @@ _INCIDENT_WORDS = re.compile(r"\b(?:incidents?|outages?|post-?mortems?|failures?
 def about_an_incident(ctx: SearchContext) -> bool:
     """Does the question ask about an incident: it names one, says "incident", "outage", ...,
     or names no window (then the most recent incident is the likeliest anchor)? "Which
-    services were added in October 2026?" does not: the window's changes answer it."""
-    return (ctx.route.time.start is None and ctx.route.time.end is None
-            or bool(_INCIDENT_WORDS.search(ctx.query))
+    services were added in October 2026?" does not: the window's changes answer it; nor does
+    "which services were removed?": every removal of the history answers it."""
+    no_window = ctx.route.time.start is None and ctx.route.time.end is None
+    return (no_window and removed_labels(ctx.query) is None  # "which services were removed?"
+            or bool(_INCIDENT_WORDS.search(ctx.query))  # is about the whole history
             or any(s.get("label") == "FailurePattern" for s in ctx.seeds))
 
 

@@ -14,19 +14,20 @@ _ORDER = re.compile(r"\b(?:most\s+recent(?:ly)?|latest|newest|recent|last(?!\s+(
 _RECORDS = re.compile(r"\b(?:decisions?|adrs?|(?:decision\s+)?records?)\b", re.I)
 _PLURAL = re.compile(r"\b(?:decisions|adrs|records)\b", re.I)
 _COUNT = re.compile(r"\b(\d{1,2})\b")
-_NOT_THIS = re.compile(r"^\s*why\b|\badr[-\s#]?\d+|\b\d{4}\b", re.I)  # a rationale, one record
+_WHY = re.compile(r"^\s*why\b", re.I)  # a rationale: the record's quotes answer it
+_ONE_OR_A_YEAR = re.compile(r"\badr[-\s#]?\d+|\b\d{4}\b", re.I)  # "ADR 12", "in 2024"
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def asked_order(question: str) -> tuple[bool, int] | None:
     """(oldest first?, how many) when the question asks for the newest or oldest decision
     records; None otherwise (a "why" question, one named record, a year's records)."""
-    order = _ORDER.search(question)
-    if order is None or _RECORDS.search(question) is None or _NOT_THIS.search(question):
+    oldest = None if _WHY.search(question) else recency(question)
+    if oldest is None:
         return None
     count = _COUNT.search(question)
     many = int(count.group(1)) if count else (3 if _PLURAL.search(question) else 1)
-    return order.group("old") is not None, max(1, min(many, 20))
+    return oldest, max(1, min(many, 20))
 
 
 def day_of(props: dict[str, Any]) -> str:
@@ -61,7 +62,6 @@ def recency(question: str) -> bool | None:
     no record named by number or year): True for the oldest first, False for the newest
     first; None when it names no such order."""
     order = _ORDER.search(question)
-    if order is None or _RECORDS.search(question) is None \
-            or re.search(r"\badr[-\s#]?\d+|\b\d{4}\b", question, re.I):
+    if order is None or _RECORDS.search(question) is None or _ONE_OR_A_YEAR.search(question):
         return None
     return order.group("old") is not None

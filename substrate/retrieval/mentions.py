@@ -55,7 +55,7 @@ _SUBJECT = re.compile(
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+)$")
 # a decision record by its number ("ADR 46", "ADR-0046", "decision record 7"): the connector's
 # id for it (adr:0046), in place of the bare word "ADR"
-_ADR_REF = re.compile(r"\b(?:adr|decision(?:\s+record)?)[-\s#]*0*(\d{1,4})\b", re.I)
+ADR_REF = re.compile(r"\b(?:adr|decision(?:\s+record)?)[-\s#]*0*(\d{1,4})\b", re.I)
 _ADR_WORD = frozenset({"adr", "adrs", "decision", "record"})
 
 MAX_TERMS = 8
@@ -122,10 +122,10 @@ def extract_mentions(question: str) -> list[str]:
     found += list(_service_phrases(question))
     found += [(m.start(1), m.group(1).rstrip(".")) for rx in (_VERB_OBJECT, _SUBJECT)
               for m in rx.finditer(question) if m.group(1).lower() not in _STOP]
-    records = [(m.start(), f"adr:{int(m.group(1)):04d}") for m in _ADR_REF.finditer(question)]
+    records = [(m.start(), f"adr:{int(m.group(1)):04d}") for m in ADR_REF.finditer(question)]
     if records:  # "ADR 46" is that record, not a word "ADR" and a number
         found = [f for f in found if f[1].lower() not in _ADR_WORD
-                 and _ADR_REF.fullmatch(f[1]) is None] + records
+                 and ADR_REF.fullmatch(f[1]) is None] + records
     return _unique(text for _, text in sorted(found, key=lambda f: f[0]))
 
 

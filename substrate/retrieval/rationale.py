@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.decision_dates import MAX_RECORDS, ordered, recency
+from substrate.retrieval.mentions import ADR_REF
 from substrate.retrieval.time_scope import commit_at
 
 QUOTES = 4
@@ -307,7 +308,7 @@ def written_status(text: str, first: int) -> tuple[str, int] | None:
     return None
 
 
-_ADR_NUMBER = re.compile(r"\b(?:adr|decision(?:\s+record)?)[-\s#]*0*(\d{1,4})\b", re.I)
+_ADR_NUMBER = ADR_REF  # "ADR 21", "ADR-0021", "decision record 21"
 
 
 def _adr_order(query: str, seeds: list[dict[str, Any]], fused: list[Hit]) -> list[str]:

@@ -50,6 +50,11 @@ RISKS = 0.75
 # whether a PR's code is "semantically distant" from its item is a heuristic, as a risk is.
 EPIC_IMPACT = PRIORS["dependency"]
 INTENT_CHECK = 0.75
+# The community summaries answering a corpus-wide question (global map-reduce, issue 13). Not
+# calibrated: no gold answer exists for "what is the architecture?". Each summary is composed
+# from its community's nodes and cited edges (or a model's reading of them); which communities
+# the answer leads with is a relevance heuristic, as a risk ranking is. Was FALLBACK.
+COMMUNITY_SUMMARIES = 0.7
 CORROBORATION = 0.3
 _PRIMARY = {"dependency": "dependencies", "callers": "callers", "ownership": "owns_traversal",
             "attributes": "attributes", "when": "edge_history", "decision_rationale": "memory",
@@ -99,6 +104,8 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
     if intent in ("strategic_risks", "free_text") and system is not None and system.facts \
             and not summarised:  # the overview composed from the graph (answer.compose)
         return _clip(_structured_with(PRIORS["dependency"], system))
+    if intent == "strategic_risks" and summarised:  # the reduce step's answer (answer.compose)
+        return COMMUNITY_SUMMARIES
     checked = results.get("intent")
     if intent == "intent_mismatch" and checked is not None and checked.facts:
         return INTENT_CHECK

@@ -120,6 +120,9 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                        r"(?:\w+\s+)?(?:call|calls|calling|invoke[sd]?|invoking)\b"),
     (_I.OWNERSHIP, 0.9, r"\bwho\s+owns\b"),
     (_I.OWNERSHIP, 0.75, r"\bown(?:s|ed|er|ers|ership)\b"),
+    # "which teams own code?", "what do the developers own?" (the verb in the plural; "own"
+    # alone is also an adjective: "its own database")
+    (_I.OWNERSHIP, 0.8, r"\b(?:teams?|people|developers?|groups?|engineers?)\s+own\b"),
     (_I.OWNERSHIP, 0.8, r"\bcodeowners\b"),
     (_I.OWNERSHIP, 0.6, r"\bmaintain(?:s|er|ers)\b|\bresponsible\s+for\b|\bwhich\s+team\b"
                         r"|\blooks?\s+after\b|\btakes?\s+care\s+of\b"),

@@ -290,6 +290,18 @@ def test_which_services_use_a_technology_no_datastore_is_called(api: httpx.Clien
     assert body["answer"].startswith("redis is called directly by:")
 
 
+@pytest.mark.parametrize("question", ["Which datastores are used?",
+                                      "What databases do we have?"])
+def test_which_datastores_exist_with_no_other_end_named(api: httpx.Client, question: str
+                                                        ) -> None:
+    """Gold from substrate/demo/topology.py: six postgres:16 databases and the clickhouse
+    analytics-warehouse (redis, kafka and the rest are other kinds)."""
+    body = search(api, question)
+    assert body["answer"].startswith(
+        "7 result(s): analytics-warehouse, catalog-db, fulfilment-db, ledger-db, orders-db, "
+        "payments-db, users-db."), body["answer"][:200]
+
+
 def test_what_changed_for_one_service_in_a_month(api: httpx.Client) -> None:
     """Gold from EXPECTED.md: in September 2026 checkout moved to payments (a54581c), began
     depending on redis (646c230) and calling fraud (bda96bb); other services' changes of that
@@ -364,6 +376,8 @@ def test_a_strategic_question_without_risks_gets_the_global_answer(
     assert "Top architectural risks" not in body["answer"]
     assert body["citations"], "the reduce step cites its members' evidence"
     assert all(c["evidence_ref"] for c in body["citations"])
+    # the summaries' own figure (calibration.COMMUNITY_SUMMARIES), not the fallback's 0.1
+    assert body["confidence"]["confidence"] == 0.7
 
 
 def test_every_response_carries_bundle_and_confidence(api: httpx.Client) -> None:

@@ -290,3 +290,20 @@ def test_paths_and_folders_are_modules() -> None:
     assert plan.rank.other is not None and plan.rank.other.labels == ("Module",)
     listed = parse("Which folders does team payments own?", schema, NOW)
     assert listed.subject.labels == ("Module",)
+
+
+@pytest.mark.parametrize("question", [
+    "Which services are there?", "Which services are used?", "What services do we have?",
+    "which services are in use", "Which services are currently deployed?",
+    "What services does the organisation run?"])
+def test_a_closing_clause_with_no_other_end_asks_what_exists(question: str) -> None:
+    text, params, _ = cypher(question)
+    assert text.startswith("MATCH (n:Service)"), text
+    assert "EXISTS" not in text and params == {}
+
+
+def test_a_clause_naming_its_other_end_stays_a_relation() -> None:
+    text, params, _ = cypher("Which services are used by checkout?")
+    assert params == {"p0": "service:checkout"}
+    text, params, _ = cypher("Which services does checkout use?")
+    assert params == {"p0": "service:checkout"}

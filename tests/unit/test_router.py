@@ -42,6 +42,8 @@ NOW = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # a Friday
         ("Which team is responsible for search?", Intent.OWNERSHIP),
         ("Who should I talk to about the ledger?", Intent.OWNERSHIP),
         ("Who knows about checkout?", Intent.OWNERSHIP),
+        ("Which teams own code?", Intent.OWNERSHIP),  # the plural verb
+        ("What do the developers own?", Intent.OWNERSHIP),
         ("What is the rationale behind ADR-047?", Intent.DECISION_RATIONALE),
         ("What changed in the three days before last Friday's outage?", Intent.TEMPORAL),
         ("What was the state of the graph on March 10th?", Intent.TEMPORAL),

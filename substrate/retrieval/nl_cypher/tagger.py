@@ -61,6 +61,14 @@ def _positional(slot: Slot, first: bool) -> Slot:
 
 
 _HANDLE = re.compile(r"(?<![\w@])@(?:[\w.-]+/)?([\w.-]+)")
+# "which datastores are used?", "what databases do we have?", "which queues are in use?": a
+# closing clause with no other end asks for what exists (as "... are there?" does); a clause
+# naming its other end ("are used by checkout", "does payments use") is left to the grammar
+_EXISTS = re.compile(
+    r"\s+(?:(?:do|does)\s+(?:we|you|the\s+(?:system|organi[sz]ation|company))\s+"
+    r"(?:have|use|run|operate|maintain)"
+    r"|(?:are|is)\s+(?:(?:being|currently|actually)\s+)?(?:used|in\s+use|deployed|running"
+    r"|available|defined|known))\s*\??\s*$", re.I)
 
 
 def tag(question: str, entities: Mapping[tuple[str, ...], list[tuple[str, str]]],
@@ -68,6 +76,7 @@ def tag(question: str, entities: Mapping[tuple[str, ...], list[tuple[str, str]]]
     lex = lexicon or base_lexicon()
     question = _HANDLE.sub(r"\1", question)  # "@acme/payments", "@mchen": as CODEOWNERS writes them
     question = strip_qualifiers(question)  # "in the FAC repo", "in CODEOWNERS"
+    question = _EXISTS.sub(" ", question)  # "... are used?", "... do we have?"
     windows = find_windows(question, now)
     text = question
     for w in reversed(windows):

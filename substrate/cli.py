@@ -143,10 +143,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(getattr(exc, "exit_code", 1))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`substrate ask ... | head`): as cat does
+        _quiet_stdout()
+        return 141
     except BaseException as exc:  # noqa: BLE001 - one line and an exit code, no traceback
         line, code = cli_failure(exc)
         print(f"error: {line}", file=sys.stderr)
         return code
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's flush at exit raises no second
+    BrokenPipeError."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

@@ -5,19 +5,32 @@ never a traceback. A real bug still names its type and where it happened."""
 from __future__ import annotations
 
 import traceback
-
-import nats.errors
-import psycopg
-import redis.exceptions
-from neo4j.exceptions import AuthError, ConnectionPoolError, ServiceUnavailable, SessionExpired
+from functools import cache
 
 EXIT_FAILURE, EXIT_INPUT, EXIT_UNREACHABLE = 1, 2, 3
-UNREACHABLE: dict[type[BaseException], str] = {
-    ServiceUnavailable: "Neo4j", SessionExpired: "Neo4j", ConnectionPoolError: "Neo4j",
-    AuthError: "Neo4j (credentials)",
-    psycopg.OperationalError: "PostgreSQL", redis.exceptions.ConnectionError: "Redis",
-    redis.exceptions.TimeoutError: "Redis", nats.errors.Error: "NATS",
-}
+
+
+@cache
+def unreachable() -> dict[type[BaseException], str]:
+    """The clients' "cannot reach it" errors by part. Imported on the first failure only: the
+    four client libraries take ~1.3 s to import (the Neo4j driver pulls in pandas when it is
+    installed), which a command that talks to the gateway (``substrate ask``) never needs."""
+    import nats.errors
+    import psycopg
+    import redis.exceptions
+    from neo4j.exceptions import (
+        AuthError,
+        ConnectionPoolError,
+        ServiceUnavailable,
+        SessionExpired,
+    )
+
+    return {
+        ServiceUnavailable: "Neo4j", SessionExpired: "Neo4j", ConnectionPoolError: "Neo4j",
+        AuthError: "Neo4j (credentials)",
+        psycopg.OperationalError: "PostgreSQL", redis.exceptions.ConnectionError: "Redis",
+        redis.exceptions.TimeoutError: "Redis", nats.errors.Error: "NATS",
+    }
 
 
 def cli_failure(exc: BaseException) -> tuple[str, int]:
@@ -30,7 +43,7 @@ def cli_failure(exc: BaseException) -> tuple[str, int]:
         return f"cannot read {exc.filename}: {exc.strerror}", EXIT_INPUT
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text: {exc}", EXIT_INPUT
-    for kind, part in UNREACHABLE.items():
+    for kind, part in unreachable().items():
         if isinstance(exc, kind):
             first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
             return (f"{part} is unreachable ({first or type(exc).__name__}); is the stack up? "

@@ -50,3 +50,15 @@ def test_ask_with_a_bad_key_says_so_in_one_line(stack: Settings) -> None:
         pytest.fail("the gateway accepted a bogus API key")
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "401" in lines[0], result.stderr
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(stack: Settings) -> None:
+    """``substrate ask ... | head -1``: the pipe closes before the answer is written; the
+    command exits 141 (as cat does) with no error line."""
+    proc = subprocess.Popen([str(CLI), "ask", QUESTION], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # nobody reads the answer
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 141, err
+    assert err.strip() == ""

@@ -44,16 +44,21 @@ ADR_DIRS = (
     # adr-tools' "adr init doc/architecture/decisions", decision logs by other names
     "architecture/decisions", "architecture-decisions", "decision-records", "decision-log",
 )  # fmt: skip
+# any other folder called "decisions" ("docs/application/decisions") holds records when its
+# files are numbered as adr-tools numbers them: "0001-record-architecture-decisions.md"
+_NUMBERED_IN = ("decisions", "decision", "architecture-decisions")
+_NUMBERED = re.compile(r"^\d{1,5}[-_]")
 _SKIP = re.compile(r"^(readme|index|template|adr-template|\d+-template)\.", re.IGNORECASE)
 _NUMBER = re.compile(r"^(?:adr[-_ ]?)?(\d+)", re.IGNORECASE)
 _TITLE_PREFIX = re.compile(r"^(?:ADR[-\s]?\d+\s*[:.\-–]\s*|\d+\.\s+)", re.IGNORECASE)
 _REF = re.compile(r"\bADR[-\s#]?0*(\d+)\b|\]\((?:[^)]*/)?0*(\d+)-[^)]*\)", re.IGNORECASE)
-_SUPERSEDE = re.compile(r"\b(superseded\s+by|replaced\s+by|supersedes|replaces)\b", re.I)
+# "superceded" / "supercedes": the common misspelling, as often written in records as the word
+_SUPERSEDE = re.compile(r"\b(super[sc]eded\s+by|replaced\s+by|super[sc]edes|replaces)\b", re.I)
 _EMOJI = {"✅": "accepted", "❌": "rejected", "⚠": "deprecated", "♻": "superseded",
           "🚧": "proposed", "📝": "proposed", "⛔": "rejected", "🗑": "deprecated"}  # fmt: skip
 _WORDS = (
     # passive only: "Supersedes ADR-0031" (DEFRA's ADR 36) is what the superseding record says
-    ("superseded", ("superseded", "replaced by")),
+    ("superseded", ("superseded", "superceded", "replaced by")),
     ("deprecated", ("deprecat", "obsolete", "retired")),
     ("rejected", ("reject", "declined", "withdrawn")),
     ("accepted", ("accept", "approved", "adopted", "done")),
@@ -80,7 +85,9 @@ def is_adr_path(path: str) -> bool:
     if not name.lower().endswith((".md", ".markdown")) or _SKIP.match(name):
         return False
     directory = directory.lower()  # docs/ADR, docs/Decisions as well
-    return any(directory == d or directory.endswith("/" + d) for d in ADR_DIRS)
+    if any(directory == d or directory.endswith("/" + d) for d in ADR_DIRS):
+        return True
+    return posixpath.basename(directory) in _NUMBERED_IN and _NUMBERED.match(name) is not None
 
 
 def adr_number(path: str) -> int | None:

@@ -90,13 +90,28 @@ def describe_services(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str])
     readmes = {cid: f"{d}/README.md" for cid, d in dirs.items() if is_readme_path(f"{d}/README.md")}
     snap.preload(p for p in readmes.values() if snap.exists(p))
     for cid, path in sorted(readmes.items()):
-        if not snap.exists(path):
-            continue
-        entity: Entity = index.get(cid)
-        doc = parse_markdown(snap.read(path))
-        lines = first_paragraph_lines(doc.body)
-        description = _describing(paragraph_text(lines))
-        if description:
-            state_attribute(entity, "description", description, snap.ref(path, lines[0][0]))
-            entity.props["readme"] = path
-        describe_language(entity, doc.body, partial(snap.ref, path))
+        if snap.exists(path):
+            describe_from_readme(snap, index.get(cid), path)
+
+
+def describe_modules(snap: GitSnapshot, modules: list[NodeRecord]) -> None:
+    """Set ``description`` (and ``readme``) of each module (a folder with a build file that no
+    service claims: an internal tool, a lambda, a library) from its folder's README, as
+    :func:`describe_services` does for a service."""
+    for node in modules:
+        folder = str(node.props.get("path") or "").strip("/")
+        path = f"{folder}/README.md"
+        if node.label == "Module" and folder and is_readme_path(path) and snap.exists(path):
+            describe_from_readme(snap, node, path)
+
+
+def describe_from_readme(snap: GitSnapshot, holder: Entity | NodeRecord, path: str) -> None:
+    """``holder``'s description from the first paragraph of the README at ``path`` and its
+    language from a ``Language:`` field there."""
+    doc = parse_markdown(snap.read(path))
+    lines = first_paragraph_lines(doc.body)
+    description = _describing(paragraph_text(lines))
+    if description:
+        state_attribute(holder, "description", description, snap.ref(path, lines[0][0]))
+        holder.props["readme"] = path
+    describe_language(holder, doc.body, partial(snap.ref, path))

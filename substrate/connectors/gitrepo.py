@@ -36,10 +36,10 @@ from substrate.connectors.adr import adr_batch
 from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.backstage import catalog_batch
 from substrate.connectors.codeowners import codeowners_batch
-from substrate.connectors.designdocs import describe_services, design_batch
+from substrate.connectors.designdocs import describe_modules, describe_services, design_batch
 from substrate.connectors.endpoints import is_probe
 from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
-from substrate.connectors.languages import infer_languages
+from substrate.connectors.languages import describe_module_languages, infer_languages
 from substrate.connectors.layout import deploying_file, link_sources
 from substrate.connectors.manifests import app_config_batch, manifest_batch
 from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
@@ -282,6 +282,8 @@ def batch_at(
     infer_languages(snap, index, dirs)  # what no README states: build files, Dockerfiles
     batch.extend(app_config_batch(snap, index, dirs))
     modules, module_paths = module_batch(snap, dirs, ceid("repo", repo_name(snap.repo)))
+    describe_modules(snap, modules.nodes)  # README first, then build files, as for services
+    describe_module_languages(snap, modules.nodes)
     batch.extend(modules)
     batch.extend(ownership(snap, index, dirs, module_paths))
     batch.extend(adr_batch(snap, index))

@@ -1,17 +1,25 @@
-"""The language a service is written in when no README states it: by the build file its
-source folder holds, else by the image its Dockerfile builds from.
+"""The language a service (or a module) is written in when no README field states it: by the
+build file its source folder holds, else by the image its Dockerfile builds from, else by a
+sentence of its README.
 
 ``go.mod`` is Go, ``Cargo.toml`` Rust, ``pom.xml`` / ``build.gradle(.kts)`` Java (Kotlin when
 the folder has ``src/main/kotlin``), ``package.json`` JavaScript (TypeScript beside a
 ``tsconfig.json``), ``pyproject.toml`` / ``setup.py`` Python, ``*.csproj`` C#, ``Gemfile`` Ruby,
-``mix.exs`` Elixir; a Dockerfile's first ``FROM golang:1.22`` is Go, ``maven``/``eclipse-temurin``
-/``tomcat`` Java, ``node`` JavaScript, ``python`` Python, ``mcr.microsoft.com/dotnet/sdk`` C#.
-A Dockerfile a Compose service names (``dockerfile: node.Dockerfile``) speaks for that service
-first: services built from one folder differ by it. The build file is cited at its first
-line, a ``FROM`` at its line. Only the presence of build
-files and the Dockerfile are read, as :mod:`layout` and :mod:`dockerfile_env` already do, so
-the replay's path filter needs nothing new. A README's statement (``describe``,
-``readme_tables``) stays first: this only fills in what none states.
+``mix.exs`` Elixir, ``composer.json`` PHP, ``CMakeLists.txt`` C++, ``build.sbt`` Scala,
+``Package.swift`` Swift, ``pubspec.yaml`` Dart, ``*.fsproj`` F#; else the Dockerfile's last
+stage built ``FROM`` an image of a language (``golang:1.22`` Go, ``maven``/``eclipse-temurin``
+/``tomcat`` Java, ``node`` JavaScript, ``python`` Python, ``php``/``composer`` PHP,
+``mcr.microsoft.com/dotnet/sdk`` C#): a helper stage first
+(``FROM mlocati/php-extension-installer``) or a bare runtime last
+(``FROM gcr.io/distroless/static``, ``nginx``) does not hide it; else the README's own
+sentence ("It is a C++ based service"), which comes last because a README left from an older
+version may still say what the service was once written in. A Dockerfile a Compose service
+names (``dockerfile: node.Dockerfile``) speaks for that service first: services built from
+one folder differ by it. The build file is cited at its first line, a ``FROM`` at its line.
+Only the presence of build files (the language markers among them: ``is_language_marker``),
+the Dockerfile and the README are read, as :mod:`layout` and :mod:`dockerfile_env` already do.
+A README's ``Language:`` field (``describe``, ``readme_tables``) stays first: this only fills
+in what none states.
 """
 
 from __future__ import annotations
@@ -26,22 +34,33 @@ from dockerfile_parse import DockerfileParser
 from substrate.connectors.aliases import NameIndex
 from substrate.connectors.dockerfile_env import dockerfile_path
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.readme_tables import state_attribute
+from substrate.connectors.layout import BUILD_FILES
+from substrate.connectors.markdown import parse_markdown
+from substrate.connectors.readme_tables import prose_language, state_attribute
+from substrate.graph.records import NodeRecord
 
 # strongest first: a Django or Spring folder often holds a package.json for its assets too,
 # so package.json counts only after the Dockerfile's base image
 BUILD_LANGUAGES = (
     ("go.mod", "Go"), ("Cargo.toml", "Rust"), ("pom.xml", "Java"), ("build.gradle", "Java"),
     ("build.gradle.kts", "Java"), ("pyproject.toml", "Python"), ("setup.py", "Python"),
-    ("Gemfile", "Ruby"), ("mix.exs", "Elixir"),
+    ("Gemfile", "Ruby"), ("mix.exs", "Elixir"), ("composer.json", "PHP"),
+    ("CMakeLists.txt", "C++"), ("build.sbt", "Scala"), ("Package.swift", "Swift"),
+    ("pubspec.yaml", "Dart"),
 )  # fmt: skip
+# project files of .NET languages, found by extension in the folder
+PROJECT_LANGUAGES = ((".csproj", "C#"), (".fsproj", "F#"), (".vbproj", "Visual Basic"))
 # the first word of a base image's name (its last path part) -> the language built on it
 IMAGE_LANGUAGES = {
     "golang": "Go", "rust": "Rust", "maven": "Java", "gradle": "Java", "openjdk": "Java",
     "eclipse-temurin": "Java", "amazoncorretto": "Java", "tomcat": "Java", "jetty": "Java",
     "ibmjava": "Java", "node": "JavaScript", "python": "Python", "ruby": "Ruby", "php": "PHP",
     "elixir": "Elixir", "swift": "Swift", "dart": "Dart", "haskell": "Haskell",
+    "composer": "PHP", "erlang": "Erlang", "clojure": "Clojure", "perl": "Perl",
+    "julia": "Julia", "bun": "JavaScript", "deno": "TypeScript", "scala-sbt": "Scala",
 }  # fmt: skip
+# the build files that name a language without making a folder a module (layout.BUILD_FILES)
+_MARKER_NAMES = frozenset(n for n, _ in BUILD_LANGUAGES) - set(BUILD_FILES)
 _DOTNET = re.compile(r"(?:^|/)dotnet/(?:sdk|aspnet|runtime)\b|(?:^|/)dotnet(?:-sdk)?:", re.I)
 
 
@@ -49,20 +68,22 @@ def is_language_marker(path: str) -> bool:
     """A file whose presence, beside the build files, decides a service's language (for the
     replay's path filter)."""
     name = posixpath.basename(path)
-    return name == "tsconfig.json" or name.endswith(".csproj") or "/src/main/kotlin/" in path \
+    return name == "tsconfig.json" or name.endswith(tuple(e for e, _ in PROJECT_LANGUAGES)) \
+        or name in _MARKER_NAMES or "/src/main/kotlin/" in path \
         or path.startswith("src/main/kotlin/")
 
 
 @lru_cache(maxsize=4096)
-def _first_from(text: str) -> tuple[str, int] | None:
-    """(image, 1-based line) of the Dockerfile's first ``FROM`` (the build stage)."""
+def _froms(text: str) -> tuple[tuple[str, int], ...]:
+    """(image, 1-based line) of each of the Dockerfile's ``FROM`` lines, in order."""
     structure = DockerfileParser(fileobj=io.BytesIO(text.encode())).structure
+    found = []
     for step in structure:
         if step["instruction"] == "FROM":
             words = [w for w in str(step["value"]).split() if not w.startswith("--")]
             if words:
-                return words[0], int(step["startline"]) + 1
-    return None
+                found.append((words[0], int(step["startline"]) + 1))
+    return tuple(found)
 
 
 def image_language(image: str) -> str | None:
@@ -74,12 +95,16 @@ def image_language(image: str) -> str | None:
 
 
 def dockerfile_language(snap: GitSnapshot, path: str) -> tuple[str, str, int] | None:
-    """(language, path, line) the Dockerfile's first ``FROM`` states, None if none."""
+    """(language, path, line) of the Dockerfile's last ``FROM`` an image of a language, None
+    if none is (a Go build stage before a distroless runtime is Go; a Node assets stage before a
+    Python runtime is Python)."""
     if not snap.exists(path):
         return None
-    found = _first_from(snap.read(path))
-    built = image_language(found[0]) if found else None
-    return (built, path, found[1]) if found and built else None
+    for image, line in reversed(_froms(snap.read(path))):
+        built = image_language(image)
+        if built is not None:
+            return built, path, line
+    return None
 
 
 def folder_language(snap: GitSnapshot, folder: str) -> tuple[str, str, int] | None:
@@ -95,10 +120,11 @@ def folder_language(snap: GitSnapshot, folder: str) -> tuple[str, str, int] | No
                                           for p in snap.files()):
                 language = "Kotlin"
             return language, at(name), 1
-    csproj = sorted(p for p in snap.files()
-                    if posixpath.dirname(p) == base and p.endswith(".csproj"))
-    if csproj:
-        return "C#", csproj[0], 1
+    for extension, language in PROJECT_LANGUAGES:
+        projects = sorted(p for p in snap.files()
+                          if posixpath.dirname(p) == base and p.endswith(extension))
+        if projects:
+            return language, projects[0], 1
     built = dockerfile_language(snap, dockerfile_path(base))
     if built is not None:
         return built
@@ -117,7 +143,31 @@ def infer_languages(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -
         if entity.label != "Service" or entity.props.get("language"):
             continue
         own = str(entity.props.get("build_dockerfile") or "")  # Compose's dockerfile:
-        found = (dockerfile_language(snap, own) if own else None) or folder_language(snap, folder)
+        found = (dockerfile_language(snap, own) if own else None) \
+            or folder_language(snap, folder) or readme_language(snap, folder)
         if found is not None:
             language, path, line = found
             state_attribute(entity, "language", language, snap.ref(path, line))
+
+
+def readme_language(snap: GitSnapshot, folder: str) -> tuple[str, str, int] | None:
+    """(language, README, line) of the folder README's sentence saying what it is written in
+    ("It is a C++ based service"), when no build file or Dockerfile says it."""
+    path = posixpath.join(folder.strip("/"), "README.md") if folder.strip("/") else "README.md"
+    if not snap.exists(path):
+        return None
+    stated = prose_language(parse_markdown(snap.read(path)).body)
+    return (stated[0], path, stated[1]) if stated is not None else None
+
+
+def describe_module_languages(snap: GitSnapshot, modules: list[NodeRecord]) -> None:
+    """Sets ``language`` on each module (a folder with a build file that no service claims,
+    :mod:`ownership_paths`) from its build files, Dockerfile or README, as for a service."""
+    for node in modules:
+        folder = str(node.props.get("path") or "").strip("/")
+        if node.label != "Module" or not folder or node.props.get("language"):
+            continue
+        found = folder_language(snap, folder) or readme_language(snap, folder)
+        if found is not None:
+            language, path, line = found
+            state_attribute(node, "language", language, snap.ref(path, line))

@@ -30,6 +30,7 @@ from markdown_it.token import Token
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.markdown import field_value, inline_text
+from substrate.graph.records import NodeRecord
 
 TABLE_FILES = ("README.md", "docs/README.md")
 _NAME = re.compile(r"^(?:micro-?)?services?$|^names?$|^components?$|^applications?$|^apps?$"
@@ -39,6 +40,25 @@ _DESCRIPTION = re.compile(r"^(?:description|purpose|summary|role|responsibilit(?
 _LANGUAGE = re.compile(r"^(?:languages?|lang|programming\s+languages?|written\s+in)$", re.I)
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
 LANGUAGE_FIELDS = ("language", "languages", "programming language", "written in")
+# a README's own sentence about its language, in its opening lines: "It is a C++ based
+# service", "written in Go", "a PHP service"; the language from a fixed vocabulary, so "built
+# with React" or "a based approach" name none ("Go" only with its capital: "go" is a verb)
+PROSE_LANGUAGES = {
+    "c++": "C++", "cpp": "C++", "c#": "C#", ".net": "C#", "dotnet": "C#", "f#": "F#",
+    "java": "Java", "kotlin": "Kotlin", "scala": "Scala", "python": "Python", "ruby": "Ruby",
+    "php": "PHP", "rust": "Rust", "golang": "Go", "go": "Go", "javascript": "JavaScript",
+    "node.js": "JavaScript", "nodejs": "JavaScript", "typescript": "TypeScript",
+    "elixir": "Elixir", "erlang": "Erlang", "swift": "Swift", "dart": "Dart",
+    "clojure": "Clojure", "haskell": "Haskell", "perl": "Perl",
+}  # fmt: skip
+_LANG = r"(c\+\+|cpp|c#|\.net|dotnet|f#|java(?!script)|kotlin|scala|python|ruby|php|rust" \
+    r"|golang|Go|javascript|node\.?js|typescript|elixir|erlang|swift|dart|clojure|haskell|perl)"
+_PROSE_LANGUAGE = re.compile(
+    rf"\b(?:written|implemented|developed|coded|built)\s+(?:in|using|with)\s+{_LANG}(?![\w+#])"
+    rf"|(?<![\w.+#]){_LANG}[- ]based\s+(?:micro)?(?:service|application|app|server|api|backend)\b"
+    rf"|\b(?:is|as)\s+an?\s+{_LANG}\s+(?:micro)?(?:service|application|app|server|api|backend)\b",
+    re.I)
+PROSE_LINES = 30  # the opening lines of a README that may state it
 
 
 @dataclass(frozen=True)
@@ -145,15 +165,29 @@ def describe_from_tables(snap: GitSnapshot, index: NameIndex, dirs: dict[str, st
                 state_attribute(entity, "language", row.language, ref)
 
 
-def describe_language(entity: Entity, body: list[tuple[int, str]],
+def describe_language(entity: Entity | NodeRecord, body: list[tuple[int, str]],
                       ref_of: Callable[[int], str]) -> None:
-    """``Language: Java`` in a service folder's README: the service's ``language``."""
+    """``Language: Java`` in a service folder's README: the service's ``language``. (A
+    sentence saying so, :func:`prose_language`, counts only after the build files: a README
+    left from an older version of the service may still say what it was written in.)"""
     found = field_value(body, LANGUAGE_FIELDS)
     if found and found[0] and not entity.props.get("language"):
         state_attribute(entity, "language", inline_text(found[0]), ref_of(found[1]))
 
 
-def state_attribute(entity: Entity, key: str, value: str, ref: str) -> None:
+def prose_language(body: list[tuple[int, str]]) -> tuple[str, int] | None:
+    """(language, line) of the first sentence of the opening lines (``PROSE_LINES``) stating
+    what the text's subject is written in."""
+    for line, text in body[:PROSE_LINES]:
+        for match in _PROSE_LANGUAGE.finditer(text):
+            word = next(g for g in match.groups() if g)
+            if word.lower() == "go" and word != "Go":
+                continue
+            return PROSE_LANGUAGES[word.lower()], line
+    return None
+
+
+def state_attribute(entity: Entity | NodeRecord, key: str, value: str, ref: str) -> None:
     """``entity``'s ``key`` is ``value``, stated at ``ref`` (its line in ``attribute_refs``)."""
     entity.props[key] = value
     refs = [r for r in entity.props.get("attribute_refs") or []

@@ -273,6 +273,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         # (NL→Cypher did not replace it; at most it said its reading matched nothing)
         confidence = {**confidence, "evidence_confidence": confidence["confidence"],
                       "confidence": answer_confidence}
+    elif text == nl_cypher.EMPTY_ONLY:  # "nothing matches" is the answer
+        confidence = nl_cypher.empty_confidence(confidence, results)
     counterfactual = None
     cf_options = CounterfactualOptions.parse(options.counterfactual)
     if cf_options is not None:

@@ -237,7 +237,8 @@ def attribute_values(props: dict[str, Any]) -> dict[str, Any]:
 
 async def attributes(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("attributes")
-    services = [s for s in ctx.seeds if s["label"] in ("Service", "Infrastructure")]
+    # a module too: a folder with a build file no service claims (an internal tool, a lambda)
+    services = [s for s in ctx.seeds if s["label"] in ("Service", "Infrastructure", "Module")]
     # "what image does persistence use?" in TeaStore, which has a service called image: a
     # name that is also the attribute asked for is the subject only when nothing else is
     services.sort(key=lambda s: str(s.get("name") or "").lower() in ATTRIBUTE_WORDS)

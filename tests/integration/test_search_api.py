@@ -291,15 +291,31 @@ def test_which_services_use_a_technology_no_datastore_is_called(api: httpx.Clien
 
 
 @pytest.mark.parametrize("question", ["Which datastores are used?",
-                                      "What databases do we have?"])
+                                      "Which datastores are there?"])
 def test_which_datastores_exist_with_no_other_end_named(api: httpx.Client, question: str
                                                         ) -> None:
-    """Gold from substrate/demo/topology.py: six postgres:16 databases and the clickhouse
-    analytics-warehouse (redis, kafka and the rest are other kinds)."""
+    """Gold from substrate/demo/topology.py and timeline.py: six postgres:16 databases, the
+    clickhouse analytics-warehouse, redis (a cache) and search-index (elasticsearch, added in
+    the history); kafka and rabbitmq are brokers. Each cited where it is defined."""
     body = search(api, question)
-    assert body["answer"].startswith(
-        "7 result(s): analytics-warehouse, catalog-db, fulfilment-db, ledger-db, orders-db, "
-        "payments-db, users-db."), body["answer"][:200]
+    names = "analytics-warehouse, catalog-db, fulfilment-db, ledger-db, orders-db, " \
+            "payments-db, redis, search-index, users-db"
+    assert re.sub(r"\[\d+\]", "", body["answer"]) == f"9 result(s): {names}.", body["answer"]
+    cited = {c["to"] for c in body["citations"]}
+    assert {"infra:redis", "infra:search-index", "infra:users-db"} <= cited
+    assert all("#L" in c["evidence_ref"] for c in body["citations"])
+    databases = search(api, "What databases do we have?")["answer"]
+    assert databases.startswith("7 result(s): analytics-warehouse"), databases
+
+
+def test_a_list_that_is_empty_says_nothing_matches(api: httpx.Client) -> None:
+    """Every demo service has an owner (substrate/demo/topology.py gives each a team)."""
+    body = search(api, "Which services have no owner?")
+    assert body["answer"].startswith("Nothing matches: the question's reading as a graph "
+                                     "query ran and returned no rows"), body["answer"][:200]
+    assert body["citations"] == []
+    assert 0.3 < body["confidence"]["confidence"] < 0.7
+    assert body["confidence"]["low_confidence_warning"] is True
 
 
 def test_what_changed_for_one_service_in_a_month(api: httpx.Client) -> None:

@@ -69,6 +69,7 @@ BULLETS = """\
         ("⚠️", "deprecated"),
         ("♻️ Superseded by ADR-9", "superseded"),
         ("Accepted, superseded by ADR-9", "superseded"),
+        ("Superceded by [8. Session storage](0008-session.md)", "superseded"),  # misspelt
         # the superseding record's own status (DEFRA's ADR 36 and 33, alphagov's ADR 7)
         ("Accepted. Supersedes [ADR-0031](./0031-x.md). Extended by ADR-0049", "accepted"),
         ("Proposed\n\nSupersedes the \"option 3\" portion of ADR 0016", "proposed"),
@@ -96,6 +97,10 @@ def test_status_normalisation(text: str, status: str) -> None:
         ("docs/decision-log/0003-z.md", True),
         ("docs/ADR/0004-w.md", True),  # a folder in capitals
         ("Docs/Architecture/Decisions/0005-v.md", True),
+        # another folder called "decisions", its files numbered (opg-use-an-lpa's ADR 1)
+        ("docs/application/decisions/0001-record-architecture-decisions.md", True),
+        ("docs/application/decisions/README.md", False),
+        ("src/decisions/engine.md", False),  # a folder of that name, no numbered records
         ("docs/adr/README.md", False),
         ("docs/adr/template.md", False),
         ("docs/adr/0001-x.txt", False),
@@ -232,3 +237,22 @@ def test_a_record_superseded_only_by_the_later_one(tmp_path: Path) -> None:
     written = {n.ceid: n.props.get("status_text") for n in batch.nodes}
     assert written["adr:0031"] == "Accepted"
     assert ("SUPERSEDES", "adr:0036", "adr:0031") in {(e.type, e.src, e.dst) for e in batch.edges}
+
+
+def test_the_misspelt_supersession_is_read_both_ways(tmp_path: Path) -> None:
+    """opg-use-an-lpa's ADR 3 says "Superceded by [8 ...]" and ADR 8 "Supercedes [3 ...]"."""
+    repo = init_repo(tmp_path / "repo")
+    folder = "docs/architecture/decisions"
+    commit_tree(repo, {
+        f"{folder}/0003-jwt.md": "# 3. Session storage using JWT\n\nDate: 2019-02-21\n\n"
+        "## Status\n\nSuperceded by [8. Session storage using an encrypted cookie]"
+        "(0008-cookie.md)\n\n## Context\n\nSmall session.\n",
+        f"{folder}/0008-cookie.md": "# 8. Session storage using an encrypted cookie\n\n"
+        "Date: 2019-05-01\n\n## Status\n\nAccepted\n\nSupercedes [3. Session storage using "
+        "JWT](0003-jwt.md)\n\n## Context\n\nNo extra infrastructure.\n",
+    }, "records", "2026-08-03T09:00:00Z")
+    batch = batch_at(repo)
+    status = {n.ceid: n.props["status"] for n in batch.nodes if n.label == "DecisionNode"}
+    assert status == {"adr:0003": "superseded", "adr:0008": "accepted"}
+    assert [(e.src, e.dst) for e in batch.edges if e.type == "SUPERSEDES"] == [
+        ("adr:0008", "adr:0003")]

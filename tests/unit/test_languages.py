@@ -67,3 +67,63 @@ def test_the_files_deciding_a_language_are_replayed_when_added_or_deleted() -> N
     assert is_read("services/ui/tsconfig.json") and is_read("src/Api/Api.csproj")
     assert is_read("services/billing/src/main/kotlin/App.kt")
     assert not is_read("backend/billing/src/main/java/App.java")
+
+
+def test_more_build_files_a_helper_stage_first_and_a_readme_sentence_last(tmp_path: Path
+                                                                       ) -> None:
+    """OpenTelemetry demo's quote (composer.json; a Dockerfile whose first stage is
+    mlocati/php-extension-installer) and currency (CMakeLists.txt on alpine), a Go build
+    stage before a distroless runtime, and a README that says "a C++ based service" for a
+    folder with nothing else to tell."""
+    repo = init_repo(tmp_path / "repo")
+    commit_tree(repo, {
+        "services/quote/composer.json": "{}\n",
+        "services/quote/Dockerfile": "FROM mlocati/php-extension-installer AS ext\n"
+                                     "FROM composer:2.7 AS vendor\nFROM php:8.3-cli\n",
+        "services/currency/CMakeLists.txt": "project(currency CXX)\n",
+        "services/currency/Dockerfile": "FROM alpine:3.20 AS builder\nRUN apk add g++\n",
+        "services/fxrates/Dockerfile": "FROM mlocati/php-extension-installer AS ext\n"
+                                       "FROM composer:2.7 AS vendor\nFROM alpine:3.20\n",
+        "services/pricing/Dockerfile": "FROM golang:1.22 AS build\n"
+                                       "FROM gcr.io/distroless/static\n",
+        "services/legacy/README.md": "# legacy\n\nThe legacy service is a C++ based service "
+                                     "that nobody builds any more.\n",
+        "services/legacy/Dockerfile": "FROM alpine:3.20\n",
+        "services/stale/README.md": "# stale\n\nIt is written in Go.\n",
+        "services/stale/package.json": "{}\n",
+    }, "init", "2026-08-03T09:00:00Z")
+    nodes = {n.ceid: n.props for n in batch_at(repo).nodes}
+    language = {c: nodes[c].get("language") for c in nodes if c.startswith("service:")}
+    assert language["service:quote"] == "PHP"
+    assert language["service:currency"] == "C++"
+    assert language["service:fxrates"] == "PHP"  # the composer stage, the last of a language
+    assert language["service:pricing"] == "Go"
+    assert language["service:legacy"] == "C++"
+    assert language["service:stale"] == "JavaScript"  # the build file before the README
+    refs = [r for r in nodes["service:fxrates"]["attribute_refs"] if r.startswith("language|")]
+    assert refs[0].startswith("language|PHP|services/fxrates/Dockerfile#L2@")
+    refs = [r for r in nodes["service:legacy"]["attribute_refs"] if r.startswith("language|")]
+    assert refs[0].startswith("language|C++|services/legacy/README.md#L3@")
+
+
+def test_a_module_no_service_claims_has_its_language_and_description(tmp_path: Path) -> None:
+    """opg-use-an-lpa's service-admin: a Go tool with a README, deployed by nothing."""
+    repo = init_repo(tmp_path / "repo")
+    commit_tree(repo, {
+        "docker-compose.yml": "services:\n  web:\n    build: ./web\n",
+        "web/Dockerfile": "FROM node:20\n",
+        "service-admin/go.mod": "module admin\n",
+        "service-admin/README.md": "# Service Admin\n\nThe Service Admin Portal is an "
+                                   "internal tool for investigating queries.\n",
+    }, "init", "2026-08-03T09:00:00Z")
+    modules = {n.props["path"]: n.props for n in batch_at(repo).nodes if n.label == "Module"}
+    admin = modules["service-admin"]
+    assert admin["language"] == "Go"
+    assert admin["description"].startswith("The Service Admin Portal is an internal tool")
+    assert any(r.startswith("language|Go|service-admin/go.mod#L1@")
+               for r in admin["attribute_refs"])
+
+
+def test_more_language_markers_are_replayed() -> None:
+    assert is_read("src/quote/composer.json") and is_read("src/currency/CMakeLists.txt")
+    assert is_read("src/Api/Api.fsproj") and is_read("build.sbt")

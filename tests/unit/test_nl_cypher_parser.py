@@ -307,3 +307,19 @@ def test_a_clause_naming_its_other_end_stays_a_relation() -> None:
     assert params == {"p0": "service:checkout"}
     text, params, _ = cypher("Which services does checkout use?")
     assert params == {"p0": "service:checkout"}
+
+
+@pytest.mark.parametrize("question", ["Which datastores are there?", "list the data stores",
+                                      "Which datastores are used?"])
+def test_a_datastore_is_any_kind_that_keeps_data(question: str) -> None:
+    """A cache (redis, valkey) or a search engine keeps data as a database does."""
+    text, params, _ = cypher(question)
+    assert "MATCH (n:Infrastructure) WHERE n.kind IN $p0" in text
+    assert params == {"p0": ["database", "cache", "search", "storage"]}
+    # each listed with no edge or stated property to cite is cited where it is defined
+    assert "coalesce(n.provenance, [])" in text
+
+
+def test_a_database_is_still_only_a_database() -> None:
+    text, params, _ = cypher("Which databases are there?")
+    assert "n.kind = $p0" in text and params == {"p0": "database"}

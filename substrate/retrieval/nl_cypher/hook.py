@@ -32,6 +32,9 @@ FAMILIES_ANSWER = {Intent.DEPENDENCY, Intent.CALLERS, Intent.OWNERSHIP,
 WELL_ROUTED = 0.5
 EMPTY_READING = ("The question's reading as a graph query ran and matched nothing (its "
                  "Cypher is in route.nl_cypher.attempts); what hybrid retrieval found instead: ")
+EMPTY_ONLY = ("Nothing matches: the question's reading as a graph query ran and returned no "
+              "rows (its Cypher is in route.nl_cypher.attempts), and no other retrieval "
+              "found a grounded answer.")
 HYBRID = ("vector", "keyword")
 
 
@@ -99,7 +102,11 @@ def answer(results: dict[str, StrategyResult], text: str,
     fact = _fact(results)
     if fact is not None and "rows" not in fact and any(
             a.get("outcome") == "empty" for a in fact.get("attempts") or []):
-        # the fallback's answer follows, but what the reading found is an answer too: nothing
+        # the fallback's answer follows, but what the reading found is an answer too: nothing;
+        # when the fallback found no answer either, "nothing" is the answer, not its noise
+        # ("which services have no owner?" where every service has one)
+        if text.startswith(("No family answered", "No grounded answer")):
+            return EMPTY_ONLY, []
         return EMPTY_READING + text, citations
     if fact is None or "rows" not in fact:
         return text, citations
@@ -117,6 +124,21 @@ def route_fields(results: dict[str, StrategyResult]) -> dict[str, Any]:
                 "attempts": [{k: v for k, v in a.items() if k != "result"}
                              for a in fact["attempts"]],
                 "fallback": fact.get("fallback"), "usage": fact["usage"]}}
+
+
+def empty_confidence(confidence: dict[str, Any], results: dict[str, StrategyResult]
+                     ) -> dict[str, Any]:
+    """The confidence of :data:`EMPTY_ONLY`: a negative answer from the translator's reading
+    (its prior times :data:`assumptions.EMPTY`), never the 0 of an answer with no citation."""
+    fact = _fact(results) or {}
+    empty = [a for a in fact.get("attempts") or [] if a.get("outcome") == "empty"]
+    translator = str(empty[-1].get("translator") if empty else fact.get("translator") or "")
+    score = assumed.PRIOR.get(translator, assumed.PRIOR["model"]) * assumed.EMPTY
+    return {**confidence, "evidence_confidence": confidence["confidence"],
+            "confidence": round(score, 3), "low_confidence_warning": True,
+            "low_confidence_reason": "NL→Cypher answer rests on assumptions: the translated "
+                                     "query matched nothing (a connector may have missed a "
+                                     "convention)"}
 
 
 def flag(confidence: dict[str, Any], results: dict[str, StrategyResult]) -> dict[str, Any]:

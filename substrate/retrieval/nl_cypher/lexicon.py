@@ -140,8 +140,10 @@ def base_lexicon() -> Lexicon:
         for p in nouns:
             lex.add(p, Entry("LABEL", label))
     for kind in syn["kinds"]:
+        value = kind["value"]  # several kinds ("datastore": database, cache, ...) as a tuple
+        value = tuple(value) if isinstance(value, list) else value
         for p in kind["words"]:
-            lex.add(p, Entry("KIND", (kind["label"], kind["property"], kind["value"])))
+            lex.add(p, Entry("KIND", (kind["label"], kind["property"], value)))
     for state in syn["states"]:
         value = (state["label"], state.get("property"), state.get("value"),
                  state.get("relation"), state.get("direction"))

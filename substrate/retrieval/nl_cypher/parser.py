@@ -125,7 +125,9 @@ class Builder:
             return
         label, key, value = tok.value[0]
         node.labels = (label,)
-        node.conds.append(Cond("prop", key=key, param=self.param(value)))
+        many = isinstance(value, tuple)  # "datastores": any of several kinds
+        node.conds.append(Cond("prop", key=key, op="IN" if many else "",
+                               param=self.param(list(value) if many else value)))
 
     def state(self, node: Node, tok: Tagged, negated: bool) -> None:
         for label, key, value, relation, direction in tok.value:

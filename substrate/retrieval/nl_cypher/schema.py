@@ -195,7 +195,14 @@ def schema_text(triples: list[dict[str, Any]], ontology_labels: dict[str, Any]) 
     for r in sorted(triples, key=lambda r: (r["type"], r["start"] or "", r["end"] or "")):
         if r["start"] and r["end"]:
             lines.append(f"(:{r['start']})-[:{r['type']}]->(:{r['end']})")
-    kinds = ", ".join(f"{k['words'][0]} = {k['label']}.{k['property']} '{k['value']}'"
+    kinds = ", ".join(f"{k['words'][0]} = {k['label']}.{k['property']} {_kind_value(k['value'])}"
                       for k in synonyms()["kinds"])
     lines.append(f"Kinds: {kinds}")
     return "\n".join(lines)
+
+
+def _kind_value(value: str | list[str]) -> str:
+    """``'database'``, or ``IN ['database', 'cache']`` for a word naming several kinds."""
+    if isinstance(value, list):
+        return "IN [" + ", ".join(f"'{v}'" for v in value) + "]"
+    return f"'{value}'"

@@ -180,6 +180,13 @@ def rank(question: str, seeds: list[dict[str, Any]], rows: list[dict[str, Any]],
         found += node_values(subject, nodes.get(subject["ceid"]) or {})
     for c in found:
         c["score"] = _score(c, want, terms, side, pair, host_side)
+    if want == {"description"} and not any(c["attr"] == "description" for c in found):
+        # "what does flagd do?" with no README: what it runs, is written in and talks to
+        # says what it is (each marked, so that the answer says no description is recorded)
+        want = {"image", "language", "address"}
+        for c in found:
+            c["instead_of"] = "description"
+            c["score"] = _score(c, want, terms, side, pair, host_side)
     found = [c for c in found if c["attr"] in want]
     if not found:
         return []

@@ -123,6 +123,9 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
     if intent == "when" and life is not None and life.facts:  # a few snapshots say when
         return _clip(PRIORS["first_seen"])
     res = results.get(_PRIMARY.get(intent, ""))
+    stated = (res.facts[0].get("stated") or [{}]) if res is not None and res.facts else [{}]
+    if intent == "attributes" and stated[0].get("instead_of"):  # "what does X do?", no
+        return NEGATIVE  # description: exact facts, but not what was asked
     if res is not None and res.facts and intent in PRIORS and intent != "temporal":
         return _clip(_structured(intent, res))
     seen = results.get("first_seen")

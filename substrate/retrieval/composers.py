@@ -588,6 +588,9 @@ def attributes(facts: list[dict[str, Any]], cites: Citations) -> str:
                 "(checked its CALLS and DEPENDS_ON edges in both directions and its own "
                 "image, ports, environment, description and language).")
     first, rest = stated[0], stated[1:]
+    if first.get("instead_of") == "description":  # "what does X do?" and no README says
+        return (f"No description of {subject} is recorded; what the sources state about it: "
+                + listing((_stated(c, subject, cites) for c in stated), "nothing", "; ") + ".")
     text = f"{subject}: {_stated(first, subject, cites)}."
     if rest:
         text += " Also recorded: " + listing((_stated(c, subject, cites) for c in rest),

@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 from substrate.connectors.codeowners import compile_pattern
+from substrate.retrieval.mentions import strip_qualifiers
 
 _EXTENSIONS = frozenset({"yml", "yaml", "json", "md", "py", "txt", "toml", "cfg", "ini", "sh",
                          "js", "ts", "tf", "j2"})
@@ -138,5 +139,6 @@ _OVERVIEW = re.compile(
 
 
 def asks_overview(question: str) -> bool:
-    """A question for the owners in general (no service or path named)."""
-    return _OVERVIEW.search(question.strip()) is not None
+    """A question for the owners in general (no service or path named; "of this repository"
+    names the whole tenant, not a subject)."""
+    return _OVERVIEW.search(strip_qualifiers(question).strip()) is not None

@@ -201,9 +201,11 @@ def _section_sentences(name: str, paras: list[list[tuple[int, str]]],
         out.append(Sentence(name, start, head + joined + ".", last, listed))
 
     i = 0
-    if paras and is_item(paras[0]) and name in REASON_SECTIONS:  # the heading announces them
+    if paras and is_item(paras[0]) and name in (*REASON_SECTIONS, "Consequences"):
+        # the heading announces them; a Consequences list is quoted whole too (opg-use-an-lpa's
+        # ADR 14 gives its reasons for Twig only there), though not as reasons
         end = items_after(0, None)
-        grouped(None, paras[:end], True)
+        grouped(None, paras[:end], name in REASON_SECTIONS)
         i = end
     while i < len(paras):
         para, item = paras[i], is_item(paras[i])

@@ -135,7 +135,10 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DECISION_RATIONALE, 0.6, r"\bwhy\b"),
     (_I.DECISION_RATIONALE, 0.85, r"\brationale\b|\breasons?\s+(?:for|behind|why|that\s+we|we)\b"),
     (_I.DECISION_RATIONALE, 0.6, r"\bmotivation\b|\bwhat\s+led\s+to\b|\bjustif\w+"),
-    (_I.DECISION_RATIONALE, 0.5, r"\b(?:adrs?|decisions?|decided)\b"),
+    (_I.DECISION_RATIONALE, 0.5, r"\b(?:adrs?|decisions?|decided?|decides)\b"),
+    # a record named by its number ("what does ADR 21 decide about dependency updates?") is
+    # about that record, whatever else the question names
+    (_I.DECISION_RATIONALE, 0.9, r"\b(?:adr|decision\s+record)[-\s#]*0*\d{1,4}\b"),
     (_I.TEMPORAL, 0.85, r"\bwhat\s+(?:has\s+)?changed\b"
                         r"|\bchanges?\s+(?:since|between|before|after)\b"),
     (_I.TEMPORAL, 0.8, r"\bstate\s+of\s+the\s+graph\b|\bpoint[-\s]in[-\s]time\b"),

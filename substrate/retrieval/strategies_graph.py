@@ -92,14 +92,14 @@ async def ownership(ctx: SearchContext) -> StrategyResult:
     recorded is said with what was checked: where the subject is defined and the path rules
     in effect."""
     result = StrategyResult("owns_traversal")
+    if owned_paths.asks_overview(ctx.query):  # "who are the code owners (of this repo)?":
+        return await _owners_overview(ctx, result)  # no subject, whatever "code" links to
     named = [s for s in ctx.seeds if s["label"] in ("Service", "Infrastructure", "Module")]
     service = next((s for s in named if s["label"] in ("Service", "Module")), None)
     module = await _path_subject(ctx, service or (named[0] if named else None))
     subject = ({k: module[k] for k in ("ceid", "name", "label", "path")} if module is not None
                else service or (named[0] if named else None))
     if subject is None:
-        if owned_paths.asks_overview(ctx.query):  # "who are the code owners?"
-            return await _owners_overview(ctx, result)
         result.note = "no service or path named in the question"
         return result
     rows: list[dict[str, Any]] = []

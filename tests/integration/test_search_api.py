@@ -318,6 +318,14 @@ def test_a_list_that_is_empty_says_nothing_matches(api: httpx.Client) -> None:
     assert body["confidence"]["low_confidence_warning"] is True
 
 
+def test_what_a_datastore_with_no_readme_does(api: httpx.Client) -> None:
+    """Gold from substrate/demo/topology.py: redis runs redis:7.2; no README describes it."""
+    body = search(api, "What does redis do?")
+    assert body["answer"].startswith("No description of redis is recorded; what the sources "
+                                     "state about it: image redis:7.2 of redis["), body["answer"]
+    assert body["confidence"]["confidence"] < 0.7
+
+
 def test_what_changed_for_one_service_in_a_month(api: httpx.Client) -> None:
     """Gold from EXPECTED.md: in September 2026 checkout moved to payments (a54581c), began
     depending on redis (646c230) and calling fraud (bda96bb); other services' changes of that

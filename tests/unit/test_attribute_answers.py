@@ -136,3 +136,40 @@ def test_a_wrapped_sentence_cites_its_line_range_and_options_are_read() -> None:
     assert option.section == "Considered options" and option.lines() == "L15-L17"
     assert option.text == "Option 1: Composability."
     assert written_status(ADR, 1) == ("Pending review", 5)
+
+
+def test_what_a_service_does_with_no_description_is_what_it_runs_and_talks_to() -> None:
+    """OpenTelemetry demo's flagd: no README; its image and the services it calls say what it
+    is, and the answer says that no description is recorded."""
+    flagd = {"ceid": "service:flagd", "name": "flagd", "label": "Service", "mention": "flagd"}
+    collector = {"ceid": "service:otel-collector", "name": "otel-collector",
+                 "label": "Service"}
+    props = {"image": "ghcr.io/open-feature/flagd:v0.16.0",
+             "attribute_refs": ["image|ghcr.io/open-feature/flagd:v0.16.0|"
+                                "docker-compose.yml#L593@abc1234"]}
+    rows = [edge(collector, True, "otel-collector:4317")]
+    got = rank("What does flagd do?", [flagd], rows, {"service:flagd": props})
+    assert {g["value"] for g in got} == {"ghcr.io/open-feature/flagd:v0.16.0",
+                                         "otel-collector:4317"}
+    assert all(g["instead_of"] == "description" for g in got)
+    text = c.attributes([{"subject": flagd, "stated": got}], c.Citations())
+    assert text.startswith("No description of flagd is recorded; what the sources state "
+                           "about it: "), text
+    described = {**props, "description": "Feature flag daemon.",
+                 "attribute_refs": [*props["attribute_refs"],
+                                    "description|Feature flag daemon.|README.md#L3@abc1234"]}
+    got = rank("What does flagd do?", [flagd], rows, {"service:flagd": described})
+    assert [g["value"] for g in got] == ["Feature flag daemon."]
+    assert "instead_of" not in got[0]
+
+
+def test_an_answer_in_place_of_a_description_is_not_reported_as_sure() -> None:
+    from substrate.retrieval.calibration import NEGATIVE, calibrated
+    from substrate.retrieval.context import StrategyResult
+
+    res = StrategyResult("attributes")
+    res.facts.append({"subject": CHECKOUT, "stated": [{"attr": "image", "value": "x:1",
+                                                       "instead_of": "description"}]})
+    res.hops.append({"type": "DEFINED", "evidence_ref": "a.yml#L1@abc1234",
+                     "confidence": 1.0})
+    assert calibrated("attributes", {"attributes": res}, "No description of ...") == NEGATIVE

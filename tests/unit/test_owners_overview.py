@@ -12,7 +12,9 @@ from substrate.retrieval.owned_paths import asks_overview
 def test_questions_for_the_owners_in_general() -> None:
     for q in ("Who are the code owners?", "Who are our owners", "List the owners",
               "Show all the code owners", "Who owns what?", "Which teams own code?",
-              "What people own something?", "Give me the ownership overview"):
+              "What people own something?", "Give me the ownership overview",
+              "Who are the code owners of this repository?",  # the whole tenant: no subject
+              "Who owns what in the FAC repo?"):
         assert asks_overview(q), q
     for q in ("Who owns checkout?", "Who are the owners of the payment service?",
               "Who owns the frobnicator?", "List the owners of /docs/"):

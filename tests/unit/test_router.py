@@ -45,6 +45,7 @@ NOW = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # a Friday
         ("Which teams own code?", Intent.OWNERSHIP),  # the plural verb
         ("What do the developers own?", Intent.OWNERSHIP),
         ("What is the rationale behind ADR-047?", Intent.DECISION_RATIONALE),
+        ("What does ADR 21 decide about dependency updates?", Intent.DECISION_RATIONALE),
         ("What changed in the three days before last Friday's outage?", Intent.TEMPORAL),
         ("What was the state of the graph on March 10th?", Intent.TEMPORAL),
         ("Where are our single points of failure?", Intent.STRATEGIC_RISKS),

@@ -39,7 +39,8 @@ _REASON = re.compile(r"\b(?:because|since|so that|in order to|due to|driven by|m
                      r"|easier|simpler|faster|lower|reduces?|avoids?)\b", re.I)
 _GIVES_REASONS = re.compile(r"\b(?:reasons?|because|advantages?|benefits?|pros|why|due to|features?"
                             r"|drawbacks?|problems?|pain points?|side effects?|assumptions?"
-                            r"|needs?|requirements?|constraints?|goals?)\b", re.I)
+                            r"|needs?|requirements?|constraints?|goals?|considerations?"
+                            r"|drivers?|criteria|motivations?)\b", re.I)
 MIN_CHARS = 12  # shorter sentences say too little to quote; list items may be shorter
 MIN_ITEM_CHARS = 4
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -276,8 +277,9 @@ def statement(found: list[Sentence]) -> Sentence | None:
 def select(found: list[Sentence], ranked: list[Sentence], most: int = QUOTES) -> list[Sentence]:
     """The quotes, in document order: the decision as stated (else the best-ranked Decision
     sentence), the best-ranked force (Context, drivers, considerations, pros, listed
-    reasons), the Decision's best-ranked other sentence, the next force, then the
-    best-ranked others; a lead-in alone and a question are never quoted."""
+    reasons), the Decision's best-ranked other sentence, the next force, the best-ranked
+    list of reasons not yet quoted, then the best-ranked others; a lead-in alone and a
+    question are never quoted."""
     usable = [s for s in ranked if not lead_in(s) and not s.text.rstrip().endswith("?")]
     decided = [s for s in usable if s.section in DECISION_SECTIONS]
     first = statement(found) or next(iter(decided), None)
@@ -286,6 +288,9 @@ def select(found: list[Sentence], ranked: list[Sentence], most: int = QUOTES) ->
     chosen += forces[:1]
     chosen += [s for s in decided if s not in chosen][:1]  # the Decision's best other line
     chosen += [s for s in forces if s not in chosen][:1]
+    # a list announced as reasons ("Considerations:") before the other sections' lines: a
+    # Consequences list quoted whole may rank above it, but says less about the "why"
+    chosen += [s for s in forces if s.listed and s not in chosen][:1]
     chosen += [s for s in usable if s not in chosen][:most - len(chosen)]
     return sorted(chosen[:most], key=lambda s: s.line)
 

@@ -45,8 +45,30 @@ def asked_term(question: str) -> str | None:
 
 
 def alternatives(term: str) -> list[str]:
-    """The terms a question names as alternatives: "argo / argocd", "redis or memcached"."""
-    return [t for t in _OR.split(term) if len(t) >= 2] or [term]
+    """The terms a question names as alternatives ("argo / argocd", "redis or memcached"),
+    each also in the other number ("sessions" names "session" too, "feature flag" "feature
+    flags")."""
+    named = [t for t in _OR.split(term) if len(t) >= 2] or [term]
+    return list(dict.fromkeys(v for t in named for v in (t, other_number(t)) if v))
+
+
+def other_number(term: str) -> str | None:
+    """The term with its last word in the other number, by the regular English endings
+    (None when that would guess: "redis", "status", "class" keep their s)."""
+    head, _, word = term.rpartition(" ")
+    if len(word) < 3 or not word.isalpha():
+        return None
+    if word.endswith("ies") and len(word) > 4:
+        other = word[:-3] + "y"
+    elif word.endswith(("ss", "us", "is", "ics")):
+        return None
+    elif word.endswith("s"):
+        other = word[:-1]
+    elif word.endswith("y") and word[-2:-1] not in "aeiou":
+        other = word[:-1] + "ies"
+    else:
+        other = word + ("es" if word.endswith(("ch", "sh", "x")) else "s")
+    return f"{head} {other}" if head else other
 
 
 def naming(term: str) -> re.Pattern[str]:
@@ -112,6 +134,9 @@ async def decisions_mentioning(ctx: SearchContext) -> StrategyResult | None:
                       "hop": {"type": "MENTIONS", "from": entity["ceid"], "to": term,
                               "evidence_ref": ref, "source": source or "git",
                               "confidence": 1.0}})
+    # the records whose title names the term first ("Session storage using JWT" before a
+    # record that lists "sessions" among other things), each group in the query's order
+    found.sort(key=lambda f: naming(term).search(str(f["adr"].get("name") or "")) is None)
     for rank, f in enumerate(found[:LISTED]):
         result.hits.append(Hit(f["adr"]["ceid"], str(f["adr"].get("name") or ""),
                                "DecisionNode", f["line"], 1.0 / (1 + rank)))

@@ -176,7 +176,9 @@ def _add_props(
            ([f"image|{image.value}|{ref(image)}"] if image is not None else [])
            + [f"port|{p.value}|{ref(p)}" for p in ports]
            + [f"env|{k}|{ref(f)}" for k, f in env.items() if not _SECRET.search(k)])
-    kind = _kind(image.value if image else None, ports, str(props.get("name") or ""))
+    # the entity's own name when the image names no product ("kafka" built from the repository
+    # as ghcr.io/open-telemetry/demo:latest-kafka), as the label was decided
+    kind = _kind(image.value if image else None, ports, str(props.get("name") or entity.name))
     if kind and entity.label == "Infrastructure":
         props.setdefault("kind", kind)
     _union(props, "env", [redact(k, f.value) for k, f in env.items()])

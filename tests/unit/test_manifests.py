@@ -129,6 +129,22 @@ def test_compose_and_k8s_give_one_datastore_of_one_name(tmp_path: Path) -> None:
     assert ("DEPENDS_ON", "service:user", "infra:user-db") in edges
 
 
+def test_a_datastore_built_from_the_repository_takes_its_kind_from_its_name(tmp_path: Path
+                                                                         ) -> None:
+    """OpenTelemetry demo's ``kafka`` runs ``ghcr.io/open-telemetry/demo:latest-kafka`` (built
+    from the repository, no port published): its name says it is a broker."""
+    repo = init_repo(tmp_path / "repo")
+    commit_tree(repo, {
+        "docker-compose.yml": (
+            "services:\n  checkout:\n    image: ghcr.io/acme/demo:latest-checkout\n"
+            "    environment:\n      - KAFKA_ADDR=kafka:9092\n"
+            "  kafka:\n    image: ghcr.io/acme/demo:latest-kafka\n    build:\n"
+            "      context: ./\n      dockerfile: src/kafka/Dockerfile\n"),
+    }, "init", "2026-08-03T09:00:00Z")
+    kafka = next(n for n in batch_at(repo).nodes if n.props.get("name") == "kafka")
+    assert (kafka.label, kafka.props["kind"]) == ("Infrastructure", "queue")
+
+
 def test_redaction() -> None:
     assert redact("DB_PASSWORD", "x") == "DB_PASSWORD=***"
     assert redact("DSN", "postgres://u:secret@db:5432/x") == "DSN=postgres://u:***@db:5432/x"

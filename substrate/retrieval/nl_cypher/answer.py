@@ -28,8 +28,10 @@ def compose(fact: dict[str, Any]) -> tuple[str, list[Citation]]:
     if not rows:  # never "Ranked: ." or "."
         return ("Nothing matched: the translated query ran and returned no rows."), cites.items
     if mode == "count" and rows and columns[:1] == ["count"]:  # count, members (ceids), names
-        members = rows[0][2] if len(rows[0]) > 2 else rows[0][1] if len(rows[0]) > 1 else []
-        listed = ", ".join(members[:MAX_LISTED])
+        ceids = rows[0][1] if len(rows[0]) > 1 else []
+        members = rows[0][2] if len(rows[0]) > 2 else ceids
+        listed = ", ".join(f"{m}{by_entity.get(str(c), '')}"  # each cited where defined
+                           for m, c in zip(members[:MAX_LISTED], ceids, strict=False))
         more = " …" if len(members) > MAX_LISTED else ""
         return f"{rows[0][0]}" + (f": {listed}{more}." if members else "."), cites.items
     found = row_tools.entities(columns, rows)

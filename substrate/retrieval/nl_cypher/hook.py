@@ -136,9 +136,11 @@ def empty_confidence(confidence: dict[str, Any], results: dict[str, StrategyResu
     score = assumed.PRIOR.get(translator, assumed.PRIOR["model"]) * assumed.EMPTY
     return {**confidence, "evidence_confidence": confidence["confidence"],
             "confidence": round(score, 3), "low_confidence_warning": True,
-            "low_confidence_reason": "NL→Cypher answer rests on assumptions: the translated "
-                                     "query matched nothing (a connector may have missed a "
-                                     "convention)"}
+            "low_confidence_reason": "NL→Cypher fell back to hybrid retrieval: "
+                                     + str(fact.get("fallback") or "the translated query "
+                                           "returned no rows")
+                                     + "; nothing else answered (a connector may have "
+                                       "missed a convention)"}
 
 
 def flag(confidence: dict[str, Any], results: dict[str, StrategyResult]) -> dict[str, Any]:

@@ -15,7 +15,8 @@ stage built ``FROM`` an image of a language (``golang:1.22`` Go, ``maven``/``ecl
 sentence ("It is a C++ based service"), which comes last because a README left from an older
 version may still say what the service was once written in. A Dockerfile a Compose service
 names (``dockerfile: node.Dockerfile``) speaks for that service first: services built from
-one folder differ by it. The build file is cited at its first line, a ``FROM`` at its line.
+one folder differ by it. The build file is cited at its first line with text, a ``FROM`` at
+its line.
 Only the presence of build files (the language markers among them: ``is_language_marker``),
 the Dockerfile and the README are read, as :mod:`layout` and :mod:`dockerfile_env` already do.
 A README's ``Language:`` field (``describe``, ``readme_tables``) stays first: this only fills
@@ -107,6 +108,14 @@ def dockerfile_language(snap: GitSnapshot, path: str) -> tuple[str, str, int] | 
     return None
 
 
+def first_line(snap: GitSnapshot, path: str) -> int:
+    """The file's first line with text (a build file's blank first line says nothing)."""
+    for no, line in enumerate(snap.read(path).splitlines()[:200], start=1):
+        if line.strip():
+            return no
+    return 1
+
+
 def folder_language(snap: GitSnapshot, folder: str) -> tuple[str, str, int] | None:
     """(language, file, line) the folder's build files or Dockerfile state, None if none."""
     base = folder.strip("/")
@@ -119,18 +128,18 @@ def folder_language(snap: GitSnapshot, folder: str) -> tuple[str, str, int] | No
             if language == "Java" and any(p.startswith(at("src/main/kotlin/"))
                                           for p in snap.files()):
                 language = "Kotlin"
-            return language, at(name), 1
+            return language, at(name), first_line(snap, at(name))
     for extension, language in PROJECT_LANGUAGES:
         projects = sorted(p for p in snap.files()
                           if posixpath.dirname(p) == base and p.endswith(extension))
         if projects:
-            return language, projects[0], 1
+            return language, projects[0], first_line(snap, projects[0])
     built = dockerfile_language(snap, dockerfile_path(base))
     if built is not None:
         return built
     if snap.exists(at("package.json")):
         return ("TypeScript" if snap.exists(at("tsconfig.json")) else "JavaScript",
-                at("package.json"), 1)
+                at("package.json"), first_line(snap, at("package.json")))
     return None
 
 

@@ -61,15 +61,31 @@ _SECRET = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|API_KEY|PRIVATE",
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+# words of an image that runs beside a datastore rather than being one: its admin UI, exporter,
+# change-data-capture or connector, init job, operator ("kafka-ui", "postgres-exporter",
+# "eventuate-tram-cdc-mysql-service", "dynamodblocal-init", "cp-kafka-connect")
+_BESIDE = frozenset({
+    "ui", "gui", "web", "admin", "console", "dashboard", "dashboards", "commander", "express",
+    "insight", "insights", "exporter", "cdc", "connect", "connector", "proxy", "init",
+    "migrate", "migrations", "operator", "manager", "client", "cli", "service", "setup",
+})  # fmt: skip
+# a product's name run together with one of these is still the product ("dynamodblocal",
+# "postgresql", "mongodb", "mysqlserver")
+_JOINED = ("ql", "db", "local", "server")
+
+
 def infra_kind(image: str | None) -> str | None:
-    """Infrastructure kind of a container image, ``None`` for an application image."""
+    """Infrastructure kind of a container image, ``None`` for an application image (and for
+    a tool that runs beside a datastore: ``_BESIDE``)."""
     if not image:
         return None
     path = image.split("@")[0].lower()
     path = path.rsplit(":", 1)[0] if ":" in path.rsplit("/", 1)[-1] else path
     words = set(_WORD.findall(path.split("/", 1)[-1] if "." in path.split("/")[0] else path))
+    if words & _BESIDE:
+        return None
     for kind, names in _KINDS.items():
-        if any(w in words or f"{w}ql" in words or f"{w}db" in words for w in names):
+        if any(w in words or any(f"{w}{j}" in words for j in _JOINED) for w in names):
             return kind
     return None
 

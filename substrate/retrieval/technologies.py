@@ -25,6 +25,11 @@ TECHNOLOGIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "nats": (("nats",), ("4222",)), "minio": (("minio",), ()), "zookeeper": (("zookeeper",), ()),
     "etcd": (("etcd",), ()), "consul": (("consul",), ()),
     "sqlserver": (("mssql", "sqlserver"), ("1433",)), "mssql": (("mssql", "sqlserver"), ("1433",)),
+    "dynamodb": (("dynamodb",), ()), "dynamo": (("dynamodb",), ()),
+    "couchdb": (("couchdb",), ("5984",)), "clickhouse": (("clickhouse",), ("8123", "9000")),
+    "cockroachdb": (("cockroach",), ("26257",)), "valkey": (("valkey",), ("6379",)),
+    "pulsar": (("pulsar",), ("6650",)), "activemq": (("activemq",), ("61616",)),
+    "solr": (("solr",), ("8983",)), "scylladb": (("scylla",), ("9042",)),
 }  # fmt: skip
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -127,3 +127,13 @@ def test_a_module_no_service_claims_has_its_language_and_description(tmp_path: P
 def test_more_language_markers_are_replayed() -> None:
     assert is_read("src/quote/composer.json") and is_read("src/currency/CMakeLists.txt")
     assert is_read("src/Api/Api.fsproj") and is_read("build.sbt")
+
+
+def test_a_build_file_is_cited_at_its_first_line_with_text(tmp_path: Path) -> None:
+    """ftgo's build.gradle files open with a blank line."""
+    repo = init_repo(tmp_path / "repo")
+    commit_tree(repo, {"services/order/build.gradle": "\n\napply plugin: 'java'\n"},
+                "init", "2026-08-03T09:00:00Z")
+    order = next(n for n in batch_at(repo).nodes if n.ceid == "service:order")
+    assert any(r.startswith("language|Java|services/order/build.gradle#L3@")
+               for r in order.props["attribute_refs"])

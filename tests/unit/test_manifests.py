@@ -94,6 +94,11 @@ def test_hosts_in_env_values(var: str, value: str, hosts: list[HostRef]) -> None
         ("docker.elastic.co/elasticsearch/elasticsearch:8.14.0", "search"),
         ("rabbitmq:3-management", "queue"),
         ("ghcr.io/acme/checkout:1.0", None),
+        # ftgo: DynamoDB Local built as "dynamodblocal"; a CDC service is not the database
+        ("ftgo/dynamodblocal:latest", "database"), ("mysql/mysql-server:8.0", "database"),
+        ("eventuateio/eventuate-tram-cdc-mysql-service:0.3.0", None),
+        ("provectuslabs/kafka-ui:latest", None), ("prometheuscommunity/postgres-exporter", None),
+        ("confluentinc/cp-kafka-connect:7.5.0", None), ("ftgo/dynamodblocal-init", None),
     ],
 )
 def test_infra_kind(image: str, kind: str | None) -> None:

@@ -13,7 +13,7 @@ from substrate.retrieval.gazetteer import link_names
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.mentions import fuzzy_query
 from substrate.retrieval.scope import ReadScope
-from substrate.retrieval.technologies import technology_seeds
+from substrate.retrieval.technologies import names_it, technology_named, technology_seeds
 
 MIN_SCORE = 0.5
 
@@ -84,8 +84,17 @@ async def link_entities(reader: GraphReader, scope: ReadScope, mentions: list[st
         if entity is not None and entity["ceid"] not in linked:
             linked[entity["ceid"]] = entity
     found = list(linked.values())
-    if question and not any(e["label"] in ("Service", "Infrastructure") for e in named):
+    ends = [e for e in named if e["label"] in ("Service", "Infrastructure")]
+    tech = technology_named(question) if question else None
+    if question and not ends:
         # "which services use MongoDB?" with datastores called carts-db and orders-db
         used = await technology_seeds(reader, scope, question, found)
         found = [*used, *(e for e in found if e["ceid"] not in {u["ceid"] for u in used})]
+    elif question and tech is not None and all(names_it(e, tech) for e in ends):
+        # "which services use mysql?" where Compose runs mysql and Kubernetes ftgo-mysql:
+        # every datastore running it, when more than the one named (or than a job named
+        # after it: "dynamodblocal-init")
+        used = await technology_seeds(reader, scope, question, [])
+        if {u["ceid"] for u in used} - {e["ceid"] for e in ends}:
+            found = [*used, *(e for e in found if e["ceid"] not in {u["ceid"] for u in used})]
     return found

@@ -53,9 +53,11 @@ async def technology_seeds(reader: GraphReader, scope: ReadScope, question: str,
     """The datastores running the technology the question names, when no linked service or
     datastore is called by it; [] otherwise."""
     tech = technology_named(question)
-    if tech is None or any(e["label"] in ("Service", "Infrastructure") and names_it(e, tech)
+    # a datastore linked by its own name is the answer's subject; a fuzzy match of "MongoDB"
+    # is one of many, and a service named after it ("dynamodblocal-init") is not it
+    if tech is None or any(e["label"] == "Infrastructure" and names_it(e, tech)
                            and not str(e.get("why") or "").startswith("fuzzy")
-                           for e in linked):  # a fuzzy match of "MongoDB" is one of many
+                           for e in linked):
         return []
     words, ports = TECHNOLOGIES[tech]
     rows = await reader.rows("retrieval/technology_entities", scope, words=list(words),

@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from substrate.connectors.git_ingest import ingest_git

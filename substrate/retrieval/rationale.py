@@ -211,7 +211,7 @@ def _section_sentences(name: str, paras: list[list[tuple[int, str]]],
     while i < len(paras):
         para, item = paras[i], is_item(paras[i])
         pieces = _split(para)
-        lead = pieces[-1] if pieces and clean(pieces[-1][2]).endswith(":") else None
+        lead = pieces[-1] if pieces and announces(clean(pieces[-1][2])) else None
         end = items_after(i + 1, _indent(raw(para[0][0])) if item else None) if lead else i + 1
         nxt = paras[i + 1] if lead and end == i + 1 and i + 1 < len(paras) else None
         joined = (nxt is not None and not item and not is_item(nxt)
@@ -248,7 +248,17 @@ _CHOICE = re.compile(r"\b(?:we(?:'ll| will| shall| are going to)\b"
 
 def lead_in(sentence: Sentence) -> bool:
     """A sentence that only introduces a list ("... for several reasons:")."""
-    return sentence.text.rstrip().endswith(":")
+    return announces(sentence.text)
+
+
+# "Chosen option: "payment", because" then the reasons as a list (MADR): a lead-in too
+_OPEN_REASON = re.compile(r"\b(?:because|since|as follows)\s*$", re.I)
+
+
+def announces(text: str) -> bool:
+    """Does the text end by announcing what follows (":" or an open "because")?"""
+    text = text.rstrip()
+    return text.endswith(":") or _OPEN_REASON.search(text) is not None
 
 
 def is_force(sentence: Sentence) -> bool:
@@ -280,7 +290,13 @@ def select(found: list[Sentence], ranked: list[Sentence], most: int = QUOTES) ->
     reasons), the Decision's best-ranked other sentence, the next force, the best-ranked
     list of reasons not yet quoted, then the best-ranked others; a lead-in alone and a
     question are never quoted."""
-    usable = [s for s in ranked if not lead_in(s) and not s.text.rstrip().endswith("?")]
+    seen: set[str] = set()
+    usable = []
+    for s in ranked:  # a sentence the record repeats (a restated section) is quoted once
+        if lead_in(s) or s.text.rstrip().endswith("?") or s.text.casefold() in seen:
+            continue
+        seen.add(s.text.casefold())
+        usable.append(s)
     decided = [s for s in usable if s.section in DECISION_SECTIONS]
     first = statement(found) or next(iter(decided), None)
     chosen = [first] if first is not None else []

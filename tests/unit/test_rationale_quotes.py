@@ -193,3 +193,26 @@ def test_a_madr_record_groups_its_drivers_and_each_options_pros_and_cons() -> No
          "L29-L32"),
         ("Hamcrest: Good, because it offers matchers.", "L34-L36")]
     assert all(is_force(s) for s in pros)
+
+
+def test_a_sentence_the_record_repeats_is_quoted_once() -> None:
+    """Adyen's ADR 2 restates its decision in a later section, word for word."""
+    text = ("# 2. Matching notifications\n\n## Context\n\nWe need to match notifications.\n\n"
+            "## Decision\n\nWe will use the native payment key.\n\n## Consequences\n\n"
+            "It is indexed, so lookups are faster.\n\n## Decision\n\n"
+            "We will use the native payment key.\n")
+    found = sentences(text, 1, "Matching notifications")
+    quotes = select(found, found)
+    texts = [q.text for q in quotes]
+    assert texts.count("We will use the native payment key.") == 1
+
+
+def test_an_open_because_announces_its_list() -> None:
+    """Adyen's ADR 9 (MADR): "Chose option: payment, because" then its reasons as items."""
+    text = ("# 9. Endpoint\n\n## Decision Outcome\n\nChosen option: payment, because\n\n"
+            "* it is per payment\n* it needs no customer\n\n## Context\n\nWe store tokens.\n")
+    found = sentences(text, 1, "Endpoint")
+    outcome = [s for s in found if s.section == "Decision outcome"]
+    assert [s.text for s in outcome] == [
+        "Chosen option: payment, because it is per payment; it needs no customer."]
+    assert outcome[0].listed and outcome[0].lines() == "L5-L8"

@@ -73,6 +73,35 @@ _INSTRUCTIONS = re.compile(r"^(?:run|install|build|execute|clone|compile|start|t
 _LAST_SENTENCE = re.compile(r"(?<=[.!?])\s+[^.!?]*:$")
 
 
+# a paragraph of badges, images or links only ("![Docker Pulls](...)", "[![CI](...)](...)",
+# "Adyen documentation for common workflow: https://..."): it says nothing of what the code is
+_MEDIA = re.compile(r"!?\[[^\][]*\]\([^)]*\)|<img\b[^>]*>|https?://\S+")
+_SUBHEADING = re.compile(r"^\s*#{2,6}\s")
+
+
+def opening_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The README's first paragraph that says something: one of badges, images or links
+    (or a short line leading to a link) is passed over, up to the first second-level heading
+    (past it, a paragraph belongs to a section, not to the whole)."""
+    rest = body
+    while rest:
+        lines = first_paragraph_lines(rest)
+        if not lines:
+            return []
+        start = lines[0][0]
+        if any(_SUBHEADING.match(t) for no, t in rest if no < start) and rest is not body:
+            return []  # a section began before it
+        raw = paragraph_text(lines)
+        said = raw
+        for _ in range(3):  # a badge inside a link: "[![CI](.../ci.svg)](.../ci)"
+            said = _MEDIA.sub(" ", said)
+        said = " ".join(said.split()).strip(" |-*")
+        if said and not (len(said) < 60 and said.endswith(":")):  # "Docs for X: <link>"
+            return lines
+        rest = [(no, t) for no, t in rest if no > lines[-1][0]]
+    return []
+
+
 def _describing(paragraph: str) -> str:
     """The part of a README's first paragraph that says what the service is: none for
     instructions or a list; without its last sentence when that one introduces what follows
@@ -109,7 +138,7 @@ def describe_from_readme(snap: GitSnapshot, holder: Entity | NodeRecord, path: s
     """``holder``'s description from the first paragraph of the README at ``path`` and its
     language from a ``Language:`` field there."""
     doc = parse_markdown(snap.read(path))
-    lines = first_paragraph_lines(doc.body)
+    lines = opening_lines(doc.body)
     description = _describing(paragraph_text(lines))
     if description:
         state_attribute(holder, "description", description, snap.ref(path, lines[0][0]))

@@ -169,8 +169,9 @@ def system_overview(fact: dict[str, Any], cites: Citations) -> str:
     """"What are the main components of this system?": services (language, what their README
     says), infrastructure, who calls or uses whom, what is depended on most."""
     services, infra = fact.get("services") or [], fact.get("infrastructure") or []
-    if not services and not infra:
-        return "No service or infrastructure is held at this snapshot."
+    modules = fact.get("modules") or []
+    if not services and not infra and not modules:
+        return "No service, infrastructure or module of code is held at this snapshot."
 
     def service(e: dict[str, Any]) -> str:
         ceid = e["entity"]["ceid"]
@@ -189,10 +190,14 @@ def system_overview(fact: dict[str, Any], cites: Citations) -> str:
         return f" and {len(items) - OVERVIEW_LISTED} more" if len(items) > OVERVIEW_LISTED else ""
 
     text = (f"The system holds {len(services)} service(s) and {len(infra)} infrastructure "
-            "component(s).")
+            "component(s)" + (f", and {len(modules)} module(s) of code that no deployment "
+                              "names" if modules else "") + ".")
     if services:
         text += (" Services: " + "; ".join(service(e) for e in services[:OVERVIEW_LISTED])
                  + more(services) + ".")
+    if modules:
+        text += (" Modules: " + "; ".join(service(e) for e in modules[:OVERVIEW_LISTED])
+                 + more(modules) + ".")
     if infra:
         text += (" Infrastructure: " + ", ".join(component(e) for e in infra[:OVERVIEW_LISTED])
                  + more(infra) + ".")
@@ -204,7 +209,7 @@ def system_overview(fact: dict[str, Any], cites: Citations) -> str:
                      f"{name(x['to'])}{cites.cite(x['hop'])}" for x in ls)
                  for ls in list(by_source.values())[:OVERVIEW_LISTED]]
         text += " Connections: " + "; ".join(calls) + more(list(by_source)) + "."
-    names = {e["entity"]["ceid"]: name(e["entity"]) for e in services + infra}
+    names = {e["entity"]["ceid"]: name(e["entity"]) for e in services + infra + modules}
     most = sorted((fact.get("fan_in") or {}).items(), key=lambda x: (-x[1], x[0]))[:3]
     if most:
         text += (" Depended on most: " + ", ".join(f"{names.get(c, c)} ({n})" for c, n in most)

@@ -26,7 +26,7 @@ from substrate.retrieval.scope import ReadScope
 
 MAX_NAMES = 5000
 Place = tuple[int, int]  # (position in the question, minus the name's length in words)
-PREFIXES = ("service", "infra", "team", "repo")  # the ceid prefixes of the labels it links
+PREFIXES = ("service", "infra", "team", "repo", "module")  # the ceid prefixes it links
 MIN_PREFIX = 4
 _SUFFIXES = ("service", "svc", "api", "server")
 _WORD = re.compile(r"[A-Za-z0-9][\w.-]*")

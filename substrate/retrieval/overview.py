@@ -20,7 +20,11 @@ _ASKS = re.compile(
     r"(?:the|this|our)\s+(?:system|application|app|platform|product)\b"
     r"|\bconsists?\s+of\b|\bmade\s+(?:up\s+)?of\b|\bhow\s+is\s+.+\s+(?:structured|built|organi[sz]ed)\b"
     r"|\bhow\s+(?:do|does)\s+(?:the\s+)?(?:services|components|parts)\s+(?:fit|connect|work)"
-    r"|\bmain\s+(?:components|services|parts|building\s+blocks)\b", re.I)
+    r"|\bmain\s+(?:components|services|parts|building\s+blocks|modules)\b"
+    # "what are the modules and what does each do?", "what are the components?"
+    r"|\bwhat\s+(?:are|is)\s+(?:the|our|its)\s+(?:modules|components)\b"
+    r"|\b(?:modules|components)\s+(?:of|in)\s+(?:the|this|our)\s+(?:system|repo(?:sitory)?"
+    r"|application|app|platform|product|project)\b", re.I)
 _NOT = re.compile(r"\brisks?\b|\bwhy\b|\bwhen\b", re.I)
 
 
@@ -36,10 +40,11 @@ def _short(text: str | None, width: int = 90) -> str:
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The overview's facts: services, infrastructure, each element's outgoing edges (one per
-    other end) and how many depend on each."""
+    """The overview's facts: services, infrastructure, modules of code no deployment names,
+    each element's outgoing edges (one per other end) and how many depend on each."""
     services: list[dict[str, Any]] = []
     infra: list[dict[str, Any]] = []
+    modules: list[dict[str, Any]] = []
     links: list[dict[str, Any]] = []
     fan_in: Counter[str] = Counter()
     for row in rows:
@@ -49,7 +54,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                    "image": row.get("image"),
                    "description_ref": (str(row["description_ref"]).rsplit("|", 1)[-1]
                                        if row.get("description_ref") else None)}
-        (services if entity["label"] == "Service" else infra).append(element)
+        {"Service": services, "Module": modules}.get(entity["label"], infra).append(element)
         seen: set[str] = set()
         for edge in row.get("out") or []:
             to = edge["to"]["ceid"]
@@ -58,8 +63,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             seen.add(to)
             fan_in[to] += 1
             links.append({"from": entity, "to": edge["to"], "hop": edge["hop"]})
-    return {"services": services, "infrastructure": infra, "links": links,
-            "fan_in": dict(fan_in)}
+    return {"services": services, "infrastructure": infra, "modules": modules,
+            "links": links, "fan_in": dict(fan_in)}
 
 
 async def system_overview(ctx: SearchContext) -> StrategyResult:

@@ -12,7 +12,9 @@ from substrate.retrieval.overview import asks_overview, summarise
 def test_questions_about_the_system_as_a_whole() -> None:
     for q in ("What are the main components of this system?", "Give me an overview",
               "What is the architecture of bank of anthos?", "What does the system consist of?",
-              "How is the platform structured?", "What is the big picture?"):
+              "How is the platform structured?", "What is the big picture?",
+              "What are the modules and what does each do?",
+              "What are the components of this repository?"):
         assert asks_overview(q), q
     for q in ("What are our top architectural risks?", "Why was the architecture chosen?",
               "Which architecture decisions are pending?", "What does checkout depend on?",
@@ -22,8 +24,8 @@ def test_questions_about_the_system_as_a_whole() -> None:
 
 def _entity(ceid: str) -> dict[str, Any]:
     kind, name = ceid.split(":", 1)
-    return {"ceid": ceid, "name": name, "label": "Service" if kind == "service"
-            else "Infrastructure"}
+    return {"ceid": ceid, "name": name, "label": {"service": "Service", "module": "Module"}.get(
+        kind, "Infrastructure")}
 
 
 def _edge(src: str, dst: str, ref: str) -> dict[str, Any]:
@@ -59,3 +61,17 @@ def test_the_overview_facts_and_text() -> None:
         "orders[2], db[3]; orders -> db[4]. Depended on most: db (2), orders (1).")
     assert cites.items[0]["evidence_ref"] == "api/README.md#L3@abc1234"
     assert system_overview(summarise([]), Citations()).startswith("No service")
+
+
+def test_modules_of_code_no_deployment_names_are_listed_too() -> None:
+    """Adyen's commercetools integration deploys nothing the connectors read: its two
+    modules (a folder with a Dockerfile and a package.json each) are the system."""
+    rows = [{"entity": _entity("module:extension"), "language": "JavaScript",
+             "description": "Handles payments. More text.", "out": [],
+             "description_ref": "description|Handles payments.|extension/README.md#L3@abc1234"},
+            {"entity": _entity("module:notification"), "language": "JavaScript", "out": []}]
+    cites = Citations()
+    text = system_overview(summarise(rows), cites)
+    assert text == ("The system holds 0 service(s) and 0 infrastructure component(s), and 2 "
+                    "module(s) of code that no deployment names. Modules: extension "
+                    "(JavaScript): Handles payments.[1]; notification (JavaScript).")

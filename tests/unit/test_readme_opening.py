@@ -1,0 +1,33 @@
+"""What a README says its code is: its first paragraph that says something, past badges,
+images and link lines, never a section's paragraph."""
+
+from __future__ import annotations
+
+from substrate.connectors.designdocs import opening_lines
+from substrate.connectors.markdown import parse_markdown
+
+
+def opening(text: str) -> list[int]:
+    return [no for no, _ in opening_lines(parse_markdown(text).body)]
+
+
+def test_badges_and_images_are_passed_over() -> None:
+    """Adyen's notification module opens with a Docker Pulls badge."""
+    text = ("# Notification Module\n![Docker Pulls](https://img.shields.io/docker/pulls/x)\n\n"
+            "Notification module is a part of the integration\nwhich receives notifications.\n")
+    assert opening(text) == [4, 5]
+    assert opening("# x\n\n[![CI](https://b/ci.svg)](https://b/ci) [![cov](https://c.svg)](x)"
+                   "\n\nThe x service keeps carts for shoppers who come back later.\n") == [5]
+
+
+def test_a_link_line_then_a_section_gives_nothing() -> None:
+    """Adyen's extension README: a link line, then "## Requirements ..." sections."""
+    text = ("# Front-end integration guide\nAdyen documentation for common workflow: "
+            "https://docs.adyen.com/x\n\n## Requirements for CTP project:\nAll the "
+            "requirements above should be created.\n")
+    assert opening(text) == []
+
+
+def test_a_plain_first_paragraph_stays_first() -> None:
+    assert opening("# cart\n\nKeeps carts. See https://example.com/docs for more.\n") == [3]
+    assert opening("# cart\n\n## Overview\n\nKeeps carts.\n") == [5]

@@ -96,8 +96,8 @@ def opening_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
         for _ in range(3):  # a badge inside a link: "[![CI](.../ci.svg)](.../ci)"
             said = _MEDIA.sub(" ", said)
         said = " ".join(said.split()).strip(" |-*")
-        if said and not (len(said) < 60 and said.endswith(":")):  # "Docs for X: <link>"
-            return lines
+        if said and not (_MEDIA.search(raw) and len(said) < 60 and said.endswith(":")):
+            return lines  # (passed over: badges only, or "Docs for X: <link>")
         rest = [(no, t) for no, t in rest if no > lines[-1][0]]
     return []
 

@@ -441,9 +441,26 @@ def git_source(sources: Any) -> str | None:
     return next((str(s) for s in sources or [] if str(s).startswith("git:")), None)
 
 
+# "which decisions are superseded or deprecated?", "list the ADRs that are still open": a
+# list of records, which the graph reading or the listings answer (not one record's "why")
+_RECORDS_LIST = re.compile(
+    r"^\W*(?:which|what|list|show(?:\s+me)?|name)\s+(?:all\s+)?(?:the\s+|our\s+)?"
+    r"(?:architecture\s+)?(?:decisions|adrs|(?:decision\s+)?records)\s+"
+    r"(?:(?:that|which)\s+)?(?:are|were|have\s+been|still)\b", re.I)
+
+
+def asks_for_records(question: str) -> bool:
+    """A question for a list of decision records, not for one record's rationale."""
+    return _RECORDS_LIST.search(question) is not None and not re.search(r"\bwhy\b", question,
+                                                                         re.I)
+
+
 async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
                     ) -> StrategyResult | None:
-    """The quotes of the best-ranked ADR, or None when no ADR was retrieved."""
+    """The quotes of the best-ranked ADR, or None when no ADR was retrieved, or when the
+    question asks for a list of records (one record's rationale is no answer to it)."""
+    if asks_for_records(ctx.query):
+        return None
     order = _adr_order(ctx.query, ctx.seeds, fused)[:CANDIDATES]
     if not order:
         return None

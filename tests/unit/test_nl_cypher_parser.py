@@ -323,3 +323,13 @@ def test_a_datastore_is_any_kind_that_keeps_data(question: str) -> None:
 def test_a_database_is_still_only_a_database() -> None:
     text, params, _ = cypher("Which databases are there?")
     assert "n.kind = $p0" in text and params == {"p0": "database"}
+
+
+def test_either_of_two_values_of_one_property() -> None:
+    """Adyen's "which decisions are superseded or deprecated?" asks for either status; a
+    relation state ("superseded": another record supersedes it) is not one of them."""
+    text, params, _ = cypher("Which decisions are rejected or deprecated?")
+    assert "MATCH (n:DecisionNode) WHERE n.status IN $p0" in text
+    assert params == {"p0": ["rejected", "deprecated"]}
+    with pytest.raises(Unparsed, match="is not one property of two values"):
+        parse("Which decisions are rejected or superseded?", SCHEMA, NOW)

@@ -70,3 +70,14 @@ def test_candidates_without_text_are_not_compared() -> None:
     order = asyncio.run(by_title("Why use Django-FSM library?", ["adr:0030", "adr:0015"],
                                  rows, reranker))
     assert order == ["adr:0030", "adr:0015"] and reranker.asked == []  # one left: no call
+
+
+def test_a_question_for_a_list_of_records_is_not_one_records_rationale() -> None:
+    from substrate.retrieval.rationale import asks_for_records
+
+    for q in ("Which decisions are superseded or deprecated?", "Which ADRs were accepted?",
+              "Which decision records are still proposed?", "List the ADRs that are open"):
+        assert asks_for_records(q), q
+    for q in ("Why was ADR 3 superseded?", "What decisions have we made about caching?",
+              "Which ADR covers sessions?", "What did ADR 21 decide?"):
+        assert not asks_for_records(q), q

@@ -105,6 +105,17 @@ def tag(question: str, entities: Mapping[tuple[str, ...], list[tuple[str, str]]]
         elif n_vocab:
             slot = _entries_by_kind(entries, phrase)
             i += n_vocab
+        elif tokens[i] == "or" and slots and slots[-1][0].kind == "STATE":
+            # "rejected or deprecated": one state of either value
+            n_next, following = lex.longest(tokens, i + 1)
+            merged = _either(slots[-1][0], [e for e in following if e.kind == "STATE"])
+            if merged is None:
+                raise Unparsed(f"'{slots[-1][0].text} or "
+                               f"{' '.join(tokens[i + 1:i + 1 + max(n_next, 1)])}' "
+                               "is not one property of two values")
+            slots[-1] = [merged]
+            i += 1 + n_next
+            continue
         else:
             unknown.append(tokens[i])
             i += 1
@@ -118,6 +129,22 @@ def tag(question: str, entities: Mapping[tuple[str, ...], list[tuple[str, str]]]
     if unknown:
         raise Unparsed("words outside the vocabulary: " + ", ".join(dict.fromkeys(unknown)))
     return slots, windows
+
+
+def _either(first: Tagged, following: list[Entry]) -> Tagged | None:
+    """``first`` or the state ``following`` names, as one state of the same property holding
+    either value (``status IN [rejected, deprecated]``); None when they are not one property
+    (a relation state: "superseded")."""
+    values: list[Any] = []
+    for label, key, value, *_ in first.value:
+        for entry in following:
+            for other in entry.value if isinstance(entry.value, list) else [entry.value]:
+                if key and other[0] == label and other[1] == key and other[2] != value:
+                    both = [*(value if isinstance(value, tuple) else (value,)), other[2]]
+                    values.append((label, key, tuple(dict.fromkeys(both)), None, None))
+    if not values:
+        return None
+    return Tagged("STATE", values, f"{first.text} or …")
 
 
 GENERIC_BEFORE = {"a", "an", "any", "some", "all", "every", "each", "no", "other"}

@@ -328,6 +328,18 @@ def test_what_a_datastore_with_no_readme_does(api: httpx.Client) -> None:
     assert body["confidence"]["confidence"] < 0.7
 
 
+def test_decisions_of_either_of_two_statuses(api: httpx.Client) -> None:
+    """Gold from substrate/demo/content_adr.py, content_adr2.py and timeline.py: ADR-0006
+    (mobile BFF) deprecated and ADR-0013 (server-side sessions) rejected on 2026-10-09."""
+    body = search(api, "Which decisions are rejected or deprecated?")
+    assert re.sub(r"\[\d+\]", "", body["answer"]) == (
+        "2 result(s): Mobile BFF for the apps, Server-side web sessions in Redis."), body["answer"]
+    # "superseded" is a relation, not a status value: no single condition reads both, and no
+    # record's rationale stands in for the list
+    body = search(api, "Which decisions are rejected or superseded?")
+    assert not body["answer"].startswith("adr:"), body["answer"][:200]
+
+
 def test_what_changed_for_one_service_in_a_month(api: httpx.Client) -> None:
     """Gold from EXPECTED.md: in September 2026 checkout moved to payments (a54581c), began
     depending on redis (646c230) and calling fraud (bda96bb); other services' changes of that

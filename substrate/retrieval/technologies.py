@@ -50,8 +50,8 @@ def names_it(entity: dict[str, Any], tech: str) -> bool:
 
 async def technology_seeds(reader: GraphReader, scope: ReadScope, question: str,
                            linked: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The datastores running the technology the question names, when no linked service or
-    datastore is called by it; [] otherwise."""
+    """The datastores running the technology the question names, when no datastore linked by
+    its own name is called by it; [] otherwise."""
     tech = technology_named(question)
     # a datastore linked by its own name is the answer's subject; a fuzzy match of "MongoDB"
     # is one of many, and a service named after it ("dynamodblocal-init") is not it

@@ -136,7 +136,8 @@ async def decisions_mentioning(ctx: SearchContext) -> StrategyResult | None:
                               "confidence": 1.0}})
     # the records whose title names the term first ("Session storage using JWT" before a
     # record that lists "sessions" among other things), each group in the query's order
-    found.sort(key=lambda f: naming(term).search(str(f["adr"].get("name") or "")) is None)
+    word = naming(term)
+    found.sort(key=lambda f: word.search(str(f["adr"].get("name") or "")) is None)
     for rank, f in enumerate(found[:LISTED]):
         result.hits.append(Hit(f["adr"]["ceid"], str(f["adr"].get("name") or ""),
                                "DecisionNode", f["line"], 1.0 / (1 + rank)))

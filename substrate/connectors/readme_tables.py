@@ -51,8 +51,10 @@ PROSE_LANGUAGES = {
     "elixir": "Elixir", "erlang": "Erlang", "swift": "Swift", "dart": "Dart",
     "clojure": "Clojure", "haskell": "Haskell", "perl": "Perl",
 }  # fmt: skip
-_LANG = r"(c\+\+|cpp|c#|\.net|dotnet|f#|java(?!script)|kotlin|scala|python|ruby|php|rust" \
-    r"|golang|Go|javascript|node\.?js|typescript|elixir|erlang|swift|dart|clojure|haskell|perl)"
+# the vocabulary's words, longest first ("javascript" before "java"); each is followed by a
+# space, a hyphen or the end of a word wherever the patterns below use it
+_LANG = "(" + "|".join(re.escape(w) for w in sorted(PROSE_LANGUAGES, key=len, reverse=True)) \
+    + ")"
 _PROSE_LANGUAGE = re.compile(
     rf"\b(?:written|implemented|developed|coded|built)\s+(?:in|using|with)\s+{_LANG}(?![\w+#])"
     rf"|(?<![\w.+#]){_LANG}[- ]based\s+(?:micro)?(?:service|application|app|server|api|backend)\b"

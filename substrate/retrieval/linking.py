@@ -88,13 +88,13 @@ async def link_entities(reader: GraphReader, scope: ReadScope, mentions: list[st
     tech = technology_named(question) if question else None
     if question and not ends:
         # "which services use MongoDB?" with datastores called carts-db and orders-db
-        used = await technology_seeds(reader, scope, question, found)
+        used = await technology_seeds(reader, scope, tech, found)
         found = [*used, *(e for e in found if e["ceid"] not in {u["ceid"] for u in used})]
     elif question and tech is not None and all(names_it(e, tech) for e in ends):
         # "which services use mysql?" where Compose runs mysql and Kubernetes ftgo-mysql:
         # every datastore running it, when more than the one named (or than a job named
         # after it: "dynamodblocal-init")
-        used = await technology_seeds(reader, scope, question, [])
+        used = await technology_seeds(reader, scope, tech, [])
         if {u["ceid"] for u in used} - {e["ceid"] for e in ends}:
             found = [*used, *(e for e in found if e["ceid"] not in {u["ceid"] for u in used})]
     return found

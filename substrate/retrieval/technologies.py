@@ -48,11 +48,11 @@ def names_it(entity: dict[str, Any], tech: str) -> bool:
     return any(w in name for w in images)
 
 
-async def technology_seeds(reader: GraphReader, scope: ReadScope, question: str,
+async def technology_seeds(reader: GraphReader, scope: ReadScope, tech: str | None,
                            linked: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The datastores running the technology the question names, when no datastore linked by
-    its own name is called by it; [] otherwise."""
-    tech = technology_named(question)
+    """The datastores running ``tech`` (the technology the question names, by
+    ``technology_named``), when no datastore linked by its own name is called by it; []
+    otherwise."""
     # a datastore linked by its own name is the answer's subject; a fuzzy match of "MongoDB"
     # is one of many, and a service named after it ("dynamodblocal-init") is not it
     if tech is None or any(e["label"] == "Infrastructure" and names_it(e, tech)

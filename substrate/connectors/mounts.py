@@ -80,6 +80,13 @@ def mounted_files(volumes: Node | None, directory: str,
     return out
 
 
+# keys whose values name what the file's service watches, not what it depends on: a
+# Prometheus ``scrape_configs`` (also inside an OpenTelemetry collector's prometheus
+# receiver) lists the targets it scrapes; reading them as calls made every scraped service
+# a dependency of the monitor and inflated their dependents in the risk ranking
+MONITORED_KEYS = frozenset({"scrape_configs"})
+
+
 def _walk(node: Node, key: str) -> Iterator[tuple[str, Node]]:
     if isinstance(node, ScalarNode):
         yield key, node
@@ -88,7 +95,7 @@ def _walk(node: Node, key: str) -> Iterator[tuple[str, Node]]:
             yield from _walk(item, key)
     elif isinstance(node, MappingNode):
         for k, v in node.value:
-            if isinstance(k, ScalarNode):
+            if isinstance(k, ScalarNode) and k.value not in MONITORED_KEYS:
                 yield from _walk(v, str(k.value))
 
 

@@ -144,15 +144,18 @@ def _score(c: dict[str, Any], want: set[str], terms: set[str], side: int, pair: 
            host_side: bool) -> int:
     score = 3 if c["attr"] in want else 0
     edge = c.get("edge")
+    # "what port does X use?" names nothing X uses: it asks for X's own port, not a peer's
+    own_port = side > 0 and not terms and want == {"port"}
     if edge is not None:
         target = edge.get("target") or {}
         about = _about(_words(str(target.get("name") or "")) | _words(str(edge.get("image")
                        or "")) | _words(c["value"]), edge.get("kind"))
         score += 2 if terms & about else 0
         score += 3 if pair else 0
-        score += 1 if (side > 0 and c["outgoing"]) or (side < 0 and not c["outgoing"]) else 0
+        score += 1 if (side > 0 and c["outgoing"] and not own_port) \
+            or (side < 0 and not c["outgoing"]) else 0
     else:
-        score += 1 if side <= 0 else 0
+        score += 1 if side <= 0 or own_port else 0
         score += 2 if host_side and c.get("own") else 0
     return score
 

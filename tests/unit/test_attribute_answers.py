@@ -173,3 +173,18 @@ def test_an_answer_in_place_of_a_description_is_not_reported_as_sure() -> None:
     res.hops.append({"type": "DEFINED", "evidence_ref": "a.yml#L1@abc1234",
                      "confidence": 1.0})
     assert calibrated("attributes", {"attributes": res}, "No description of ...") == NEGATIVE
+
+
+def test_the_port_a_service_uses_is_its_own_unless_it_names_a_peer() -> None:
+    """"What port does X use?" asks for X's own port; a peer's port answers only when the
+    question names the peer or its kind ("which Redis port does X use?")."""
+    redis = {"ceid": "infra:checkout-redis", "name": "checkout-redis", "label": "Infrastructure"}
+    config = {"ceid": "service:config-server", "name": "config-server", "label": "Service"}
+    rows = [edge(config, True, "http://config-server:8888", "8888"),
+            edge(redis, True, "redis://checkout-redis:6379", "6379", "cache")]
+    props = {"ports": ["8081:8081"], "attribute_refs": ["ports|8081:8081|compose.yml#L48@abc1234"]}
+    got = rank("What port does checkout use?", [CHECKOUT], rows, {CHECKOUT["ceid"]: props})
+    assert got[0]["value"] == "8081:8081"
+    got = rank("Which Redis port does checkout use?", [CHECKOUT], rows,
+               {CHECKOUT["ceid"]: props})
+    assert got[0]["value"] == "6379"

@@ -114,3 +114,24 @@ def test_the_replay_filter_keeps_commits_changing_a_config_file() -> None:
     assert may_be_mounted("app/nginx/default.conf") and may_be_mounted("app/otel.yml")
     assert not may_be_mounted(".github/workflows/ci.yml") and not may_be_mounted("app/main.go")
     assert is_relevant(("M", "app/nginx/default.conf"))
+
+
+PROMETHEUS = """\
+global:
+  scrape_interval: 15s
+scrape_configs:
+  - job_name: customers-service
+    metrics_path: /actuator/prometheus
+    static_configs:
+      - targets: ['customers-service:8081']
+remote_write:
+  - url: http://mimir:9009/api/v1/push
+"""
+
+
+def test_scrape_targets_are_watched_not_called() -> None:
+    """A Prometheus configuration's scrape targets are what it watches: no value of them is
+    read (no CALLS edge to each scraped service), while its other addresses still are."""
+    values = [(k, f.value, f.line) for k, f in config_values(PROMETHEUS, "prometheus.yml")]
+    assert ("url", "http://mimir:9009/api/v1/push", 9) in values
+    assert not any("customers-service" in v for _, v, _ in values)

@@ -333,3 +333,27 @@ def test_either_of_two_values_of_one_property() -> None:
     assert params == {"p0": ["rejected", "deprecated"]}
     with pytest.raises(Unparsed, match="is not one property of two values"):
         parse("Which decisions are rejected or superseded?", SCHEMA, NOW)
+
+
+@pytest.mark.parametrize("question", [
+    "How many services are defined in docker-compose?",
+    "Which services are in the compose file?",
+    "list the services declared in docker compose",
+])
+def test_what_declares_an_entity_is_a_member_of_its_list(question: str) -> None:
+    """deployed_by holds a list ("compose", "k8s"): "in docker-compose" asks for a member."""
+    text, params, _ = cypher(question)
+    assert "MATCH (n:Service) WHERE $p0 IN coalesce(n.deployed_by, [])" in text
+    assert params == {"p0": "compose"}
+
+
+def test_either_of_two_members_of_a_list_property() -> None:
+    text, params, _ = cypher("Which services are in kubernetes or in compose?")
+    assert "any(x_ IN $p0 WHERE x_ IN coalesce(n.deployed_by, []))" in text
+    assert sorted(params["p0"]) == ["compose", "k8s"]  # type: ignore[arg-type]
+
+
+def test_a_kubernetes_datastore() -> None:
+    text, params, _ = cypher("Which databases run on kubernetes?")
+    assert "n.kind = $p0 AND $p1 IN coalesce(n.deployed_by, [])" in text
+    assert params == {"p0": "database", "p1": "k8s"}

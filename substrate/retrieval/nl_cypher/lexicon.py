@@ -48,7 +48,8 @@ FUNCTION_WORDS: dict[str, tuple[str, ...]] = {
     "AUX": ("do", "does", "did", "is", "are", "was", "were", "be", "been", "being", "get",
             "currently", "directly", "there", "exist", "exists", "we", "our", "us",
             "in total", "altogether", "please", "now", "right now", "today", "still",
-            "happened", "happen", "occurred", "occur", "took place", "dated", "recorded"),
+            "happened", "happen", "occurred", "occur", "took place", "dated", "recorded",
+            "defined", "declared", "listed", "configured"),
     "AND": ("and", "also", "as well as"),
     "OF": ("of", "for"),
     "DET": ("a", "an", "the", "any", "some", "all", "every", "each", "one or more"),
@@ -122,6 +123,13 @@ def synonyms() -> dict[str, Any]:
     data = yaml.safe_load(ONTOLOGY_FILE.read_text())
     result: dict[str, Any] = data["synonyms"]
     return result
+
+
+@lru_cache(maxsize=1)
+def list_properties() -> frozenset[str]:
+    """Properties holding a list, whose states are members of it (the ontology's
+    ``list: true``: ``deployed_by`` holds "compose" and/or "k8s")."""
+    return frozenset(s["property"] for s in synonyms()["states"] if s.get("list"))
 
 
 @lru_cache(maxsize=1)

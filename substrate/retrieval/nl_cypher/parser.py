@@ -21,7 +21,7 @@ from lark.exceptions import LarkError
 from lark.lexer import Lexer
 
 from substrate.retrieval.nl_cypher.assumptions import Normalised, assumed
-from substrate.retrieval.nl_cypher.lexicon import Lexicon, Sense
+from substrate.retrieval.nl_cypher.lexicon import Lexicon, Sense, list_properties
 from substrate.retrieval.nl_cypher.plan import Cond, Node, Plan
 from substrate.retrieval.nl_cypher.tagger import Tagged, Unparsed, readings, tag
 from substrate.retrieval.nl_cypher.timewin import Window
@@ -138,7 +138,9 @@ class Builder:
                 if negated:
                     raise Unparsed(f"'not {tok.text}' is not supported")
                 many = isinstance(value, tuple)  # several stored values ("Python/Locust")
-                node.conds.append(Cond("prop", key=key, op="IN" if many else "",
+                op = ("HAS_ANY" if many else "HAS") if key in list_properties() else \
+                    ("IN" if many else "")  # a member of a list property ("in compose")
+                node.conds.append(Cond("prop", key=key, op=op,
                                        param=self.param(list(value) if many else value)))
             else:
                 other = Node(self.var(), (label,))

@@ -93,7 +93,7 @@ def _directed(ctx: JobContext, scope: ReadScope, progress: ProgressFn
     """The directed metrics by ceid, and the sampled sources betweenness was estimated from
     (None: exact)."""
     with projected(ctx, scope, job="centrality", undirected=False, labels=METRIC_LABELS,
-                   types=DEPENDENCY_TYPES) as g:
+                   types=DEPENDENCY_TYPES, runs_on_only=True) as g:
         progress("projected (directed)", nodes=g.node_count(),
                  relationships=g.relationship_count())
         t = present(DEPENDENCY_TYPES, g.relationship_types())
@@ -122,7 +122,7 @@ def _directed(ctx: JobContext, scope: ReadScope, progress: ProgressFn
 
 def _undirected(ctx: JobContext, scope: ReadScope, progress: ProgressFn) -> dict[str, Any]:
     with projected(ctx, scope, job="articulation", undirected=True, labels=METRIC_LABELS,
-                   types=DEPENDENCY_TYPES) as g:
+                   types=DEPENDENCY_TYPES, runs_on_only=True) as g:
         t = present(DEPENDENCY_TYPES, g.relationship_types())
         algo = ctx.gds
         _guarded(ctx, progress, "wcc", lambda: algo.wcc.estimate(g, relationship_types=t),

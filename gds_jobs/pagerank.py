@@ -59,7 +59,7 @@ def rank_nodes(ctx: JobContext, scope: ReadScope,
                labels: Sequence[str] = ("Service",)) -> list[NodeRank]:
     """PageRank and in-degree of every node with one of ``labels``, highest rank first."""
     with projected(ctx, scope, job="pagerank", undirected=False, labels=RANKED_LABELS,
-                   types=DEPENDENCY_TYPES) as graph:
+                   types=DEPENDENCY_TYPES, runs_on_only=True) as graph:
         wanted = present(labels, graph.node_labels())
         ranks = _ranks(ctx, graph, wanted) if wanted else []
     return sorted(ranks, key=lambda r: (-r.pagerank, -r.in_degree, r.ceid))

@@ -48,15 +48,16 @@ def _check_identifiers(labels: Sequence[str], types: Sequence[str]) -> None:
 def projected(
     ctx: JobContext, scope: ReadScope, *, job: str, undirected: bool,
     labels: Sequence[str] = STRUCTURAL_LABELS, types: Sequence[str] = STRUCTURAL_TYPES,
-    ceids: Sequence[str] | None = None,
+    ceids: Sequence[str] | None = None, runs_on_only: bool = False,
 ) -> Iterator[Graph]:
-    """Project the graph live at ``scope.version`` (only the nodes ``ceids`` when given);
-    drop it on exit."""
+    """Project the graph live at ``scope.version`` (only the nodes ``ceids`` when given;
+    ``runs_on_only``: no HOSTS out of a Kubernetes namespace, which groups services but is not
+    something they fail with); drop it on exit."""
     _check_identifiers(labels, types)
     name = graph_name(job, scope)
     subset = ceids is not None
     query = ctx.cypher.text("gds/project", labels=list(labels), types=list(types),
-                            subset=subset)
+                            subset=subset, runs_on_only=runs_on_only)
     extra = {"ceids": list(ceids or [])} if subset else {}
     try:
         graph, _ = ctx.gds.graph.project.cypher(

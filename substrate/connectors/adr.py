@@ -4,9 +4,12 @@ Found in ``docs/adr``, ``docs/adrs``, ``docs/decisions``, ``docs/architecture/de
 ``architecture-decision-record(s)``, ``adr``/``adrs`` (at any depth); ``README``/``index``/
 template files are skipped. Both the Nygard template (``# 1. Title``, ``## Status``,
 ``Date:``) and MADR (front matter ``status:``/``date:``, ``* Status:`` lines, ``## Decision
-Outcome``) are read; a status may be a word or an emoji (✅ ❌ ⚠️ ♻️ 🚧 ...) and is
-normalised to accepted | proposed | rejected | deprecated | superseded | unknown (``status``);
-the status as written is kept too (``status_text``: "Superseded by ADR-0007", "In Review").
+Outcome``) are read, and so is a metadata table under the title (``| DATE | STATUS |`` with a
+value row, or ``| Status | Accepted |`` rows: the 18F/TTS templates); a status may be a word or
+an emoji (✅ ❌ ⚠️ ♻️ 🚧 ...) and is normalised to accepted | proposed | rejected | deprecated |
+superseded | unknown (``status``); the status as written is kept too (``status_text``:
+"Superseded by ADR-0007", "In Review", "Implemented"). A decision heading may state the choice
+itself ("## Chosen option: Backend UTC"): that text is part of the decision.
 
 ceid: ``adr:<4-digit number>`` (``adr:<slug of file name>`` without a number); ADRs outside the
 main ADR directory get the directory slug as prefix. ``Superseded by ADR-7`` in record 3 and
@@ -20,6 +23,7 @@ import posixpath
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
+from datetime import date
 from functools import lru_cache
 
 from substrate.connectors.aliases import NameIndex
@@ -27,10 +31,14 @@ from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.markdown import (
     Line,
     MarkdownDoc,
+    Section,
     field_value,
     find_sections,
     first_paragraph,
+    first_paragraph_lines,
+    headings,
     inline_text,
+    paragraph_text,
     parse_markdown,
     plain_text,
     title,
@@ -50,34 +58,56 @@ _NUMBERED_IN = ("decisions", "decision", "architecture-decisions")
 _NUMBERED = re.compile(r"^\d{1,5}[-_]")
 _SKIP = re.compile(r"^(readme|index|template|adr-template|\d+-template)\.", re.IGNORECASE)
 _NUMBER = re.compile(r"^(?:adr[-_ ]?)?(\d+)", re.IGNORECASE)
-_TITLE_PREFIX = re.compile(r"^(?:ADR[-\s]?\d+\s*[:.\-–]\s*|\d+\.\s+)", re.IGNORECASE)
+# "ADR-12: X", "12. X", and the labels "TITLE: X" / "ADR: X" (also "TITLE: ADR-12: X")
+_TITLE_PREFIX = re.compile(
+    r"^(?:(?:title|adr)\s*:\s*)?(?:ADR[-\s]?\d+\s*[:.\-–]\s*|\d+\.\s+)?", re.IGNORECASE)
 _REF = re.compile(r"\bADR[-\s#]?0*(\d+)\b|\]\((?:[^)]*/)?0*(\d+)-[^)]*\)", re.IGNORECASE)
 # "superceded" / "supercedes": the common misspelling, as often written in records as the word
-_SUPERSEDE = re.compile(r"\b(super[sc]eded\s+by|replaced\s+by|super[sc]edes|replaces)\b", re.I)
+# "Superseded [0019](0019-use-bash-and-go.md)" (a status line with no "by") is passive too
+_SUPERSEDE = re.compile(r"\b(super[sc]eded\s+by|replaced\s+by|super[sc]edes|replaces"
+                        r"|super[sc]eded)\b", re.I)
 _EMOJI = {"✅": "accepted", "❌": "rejected", "⚠": "deprecated", "♻": "superseded",
           "🚧": "proposed", "📝": "proposed", "⛔": "rejected", "🗑": "deprecated"}  # fmt: skip
 _WORDS = (
     # passive only: "Supersedes ADR-0031" (DEFRA's ADR 36) is what the superseding record says
     ("superseded", ("superseded", "superceded", "replaced by")),
-    ("deprecated", ("deprecat", "obsolete", "retired")),
-    ("rejected", ("reject", "declined", "withdrawn")),
-    ("accepted", ("accept", "approved", "adopted", "done")),
+    ("deprecated", ("deprecat", "obsolete", "retired", "inactive")),
+    ("rejected", ("reject", "declined", "withdrawn", "abandon")),
+    ("accepted", ("accept", "approved", "adopted", "done", "implemented", "in effect",
+                  "active")),
     ("proposed", ("propos", "draft", "review", "open", "pending")),
 )
-DECISION_SECTIONS = r"^(decision|decision outcome|chosen option|the decision)\s*:?\s*$"
+
+
+def _word_starts(words: tuple[str, ...]) -> re.Pattern[str]:
+    """Words (or their beginnings: "deprecat") at a word start: "done" is not in "abandoned",
+    nor "active" in "inactive"."""
+    spelled = (r"\s+".join(map(re.escape, w.split())) for w in words)
+    return re.compile(r"\b(?:" + "|".join(spelled) + ")", re.IGNORECASE)
+
+
+_STATUS_WORDS = tuple((status, _word_starts(words)) for status, words in _WORDS)
+# MADR's "Decision Outcome", the 18F/TTS "CHOSEN OPTION: X" / "PROPOSED OR CHOSEN OPTION: X"
+# (the text after the colon is the choice); never "Decision drivers"
+DECISION_SECTIONS = (r"^(?:decision|decision outcome|(?:proposed\s+or\s+)?chosen option"
+                     r"|the decision)\s*(?::.*)?$")
 
 
 def normalise_status(text: str) -> str:
     """One of accepted | proposed | rejected | deprecated | superseded | unknown."""
-    lowered = text.lower()
-    for status, words in _WORDS:
-        if any(w in lowered for w in words):
+    for status, words in _STATUS_WORDS:
+        if words.search(text):
             return status
     return _emoji_status(text)
 
 
 def _emoji_status(text: str) -> str:
     return next((s for e, s in _EMOJI.items() if e in text), "unknown")
+
+
+def is_adr_folder(directory: str) -> bool:
+    """A folder that holds decision records (its README is the log's index)."""
+    return is_adr_path(posixpath.join(directory, "0001-record.md"))
 
 
 def is_adr_path(path: str) -> bool:
@@ -121,6 +151,107 @@ class AdrRecord:
     status_text: str = ""  # as written: "Superseded by 20. User models revisited", "In Review"
 
 
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_STATUS_KEY = re.compile(r"^(?:adr\s+|decision\s+|current\s+)?status$")
+# a "date" / "created" / "decided" column before a "last updated" one
+_DATE_KEYS = (re.compile(r"\b(?:date|created|decided)\b"), re.compile(r"\b(?:updated|modified)\b"))
+_LABEL = re.compile(r"^(?:\w+\s+){0,2}(?:status|date|created|decided|updated|modified)$", re.I)
+TableRow = tuple[int, list[str]]  # (file line, cells); a separator row has no cells
+
+
+def table_rows(lines: list[Line]) -> list[list[TableRow]]:
+    """The tables among the lines (runs of ``|`` rows outside code fences), each a list of its
+    rows: the cells as they read, a label's ":" and emphasis removed."""
+    tables: list[list[TableRow]] = []
+    current: list[TableRow] = []
+    fenced = False
+    for no, text in [*lines, (0, "")]:
+        fenced = fenced != bool(_FENCE.match(text))
+        if not fenced and text.lstrip().startswith("|"):
+            cells = [] if _TABLE_RULE.match(text) else [
+                inline_text(c).rstrip(":").strip() for c in text.strip().strip("|").split("|")]
+            current.append((no, cells))
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def table_values(table: list[TableRow], key: re.Pattern[str]) -> list[tuple[str, int]]:
+    """The values ``key`` labels, each with its file line: under a header cell (the row after
+    the separator: ``| DATE | STATUS |``, ``|---|---|``, ``| 06/06/2023 | Accepted |``), then
+    beside a first cell (``| Status | Accepted |``). A value that is itself a label (the
+    other reading of a two-column table) is left out."""
+    found: list[tuple[str, int]] = []
+    if len(table) > 2 and not table[1][1]:
+        (_, header), (line, values) = table[0], table[2]
+        found += [(values[i], line) for i, name in enumerate(header)
+                  if key.search(name.lower()) and i < len(values)]
+    found += [(cells[1], no) for no, cells in table
+              if len(cells) > 1 and key.search(cells[0].lower())]
+    return [(v, no) for v, no in found if v and not _LABEL.match(v)]
+
+
+def head_lines(lines: list[Line]) -> list[Line]:
+    """Where a record keeps its metadata: the lines between its title and the next heading,
+    and any "Metadata" section."""
+    top = title(lines)
+    after = top[1] if top else 0
+    end = next((no for no, _, _ in headings(lines) if no > after), None)
+    head = [(no, t) for no, t in lines if end is None or no < end]
+    return head + [ln for s in find_sections(lines, r"^metadata\b") for ln in s.lines]
+
+
+def table_status(lines: list[Line]) -> tuple[str, int] | None:
+    """The status a metadata table states (a known status word first) and its value row's
+    line; None without one."""
+    found = [v for t in table_rows(head_lines(lines)) for v in table_values(t, _STATUS_KEY)]
+    known = [v for v in found if normalise_status(v[0]) != "unknown"]
+    return next(iter(known or found), None)
+
+
+def table_date(lines: list[Line]) -> str:
+    """The date a metadata table states, as ``YYYY-MM-DD`` ('' without one)."""
+    tables = table_rows(head_lines(lines))
+    days = (iso_day(v) for key in _DATE_KEYS for t in tables for v, _ in table_values(t, key))
+    return next((d for d in days if d), "")
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_YMD = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b")
+_MDY = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")
+_DMY_NAMED = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]{3,9})\.?,?\s+(\d{4})\b", re.I)
+_MDY_NAMED = re.compile(r"\b([a-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I)
+
+
+def iso_day(text: str) -> str:
+    """``YYYY-MM-DD`` of a date written 2023-06-06, 2023/06/06, 06/15/2023 (month first, as
+    US records write it, unless the first number cannot be a month: 15/06/2023), 6 June 2023
+    or June 6, 2023; '' for anything else."""
+    parts: tuple[str, str, str] | None = None
+    if m := _YMD.search(text):
+        parts = m.group(1), m.group(2), m.group(3)
+    elif m := _MDY.search(text):
+        first, second = m.group(1), m.group(2)
+        month, day = (second, first) if int(first) > 12 else (first, second)
+        parts = m.group(3), month, day
+    elif m := _DMY_NAMED.search(text):
+        parts = m.group(3), _month(m.group(2)), m.group(1)
+    elif m := _MDY_NAMED.search(text):
+        parts = m.group(3), _month(m.group(1)), m.group(2)
+    try:
+        return date(*map(int, parts)).isoformat() if parts else ""
+    except ValueError:
+        return ""
+
+
+def _month(name: str) -> str:
+    """The month's number ("6" for "June", "Jun"), '0' for no month."""
+    lowered = name.lower()
+    return str(_MONTHS.index(lowered[:3]) + 1) if lowered[:3] in _MONTHS else "0"
+
+
 def _status(doc: MarkdownDoc) -> tuple[str, int]:
     if "status" in doc.front:
         return doc.front["status"], doc.front_lines["status"]
@@ -128,7 +259,7 @@ def _status(doc: MarkdownDoc) -> tuple[str, int]:
         first = next((n for n, t in section.lines if t.strip()), None)
         if first:
             return " ".join(t.strip() for _, t in section.lines if t.strip()), first
-    found = field_value(doc.body, ("status",))
+    found = field_value(doc.body, ("status",)) or table_status(doc.body)
     return found if found else ("", 0)
 
 
@@ -139,14 +270,32 @@ def _date(doc: MarkdownDoc) -> str:
     if found:
         return found[0]
     section = find_sections(doc.body, r"^date\b")
-    return section[0].paragraph() if section else ""
+    return section[0].paragraph() if section else table_date(doc.body)
+
+
+def heading_choice(heading: str) -> str:
+    """What a decision heading states after its colon ("CHOSEN OPTION: Backend UTC" gives
+    "Backend UTC"), '' when nothing."""
+    _, colon, rest = heading.partition(":")
+    return inline_text(rest).strip() if colon else ""
+
+
+def _decision_summary(section: Section) -> str:
+    """The decision section's first paragraph, after the choice its heading states."""
+    choice = heading_choice(section.title)
+    if not choice:
+        return section.paragraph()
+    stated = choice if choice.endswith((".", "!", "?")) else choice + "."
+    return paragraph_text([(section.line, stated), *first_paragraph_lines(section.lines)])
 
 
 def _summary(doc: MarkdownDoc) -> str:
-    for pattern in (DECISION_SECTIONS, r"^context"):
-        found = find_sections(doc.body, pattern)
-        if found and found[0].paragraph():
-            return found[0].paragraph()
+    found = find_sections(doc.body, DECISION_SECTIONS)
+    if found and _decision_summary(found[0]):
+        return _decision_summary(found[0])
+    found = find_sections(doc.body, r"^context")
+    if found and found[0].paragraph():
+        return found[0].paragraph()
     return first_paragraph(doc.body)
 
 
@@ -154,7 +303,8 @@ def parse_adr(path: str, text: str, primary_dir: str) -> AdrRecord:
     doc = parse_markdown(text)
     head = title(doc.body)
     raw_title, title_line = head if head else (posixpath.basename(path), 1)
-    name = doc.front.get("title") or _TITLE_PREFIX.sub("", raw_title).strip(" *_")
+    name = (doc.front.get("title") or _TITLE_PREFIX.sub("", raw_title).strip(" *_")
+            or raw_title)
     status_text, status_line = _status(doc)
     status = normalise_status(status_text) if status_text else _emoji_status(raw_title)
     lines = [(i + 1, t) for i, t in enumerate(text.splitlines())]
@@ -194,7 +344,7 @@ def supersede_edges(
     edges: list[EdgeRecord] = []
     for no, text in rec.lines:
         for match in _SUPERSEDE.finditer(text):
-            passive = match.group(1).lower().endswith("by")
+            passive = match.group(1).lower().endswith(("by", "eded"))
             for other in _refs(text[match.end() :], by_number):
                 src, dst = (other, rec.ceid) if passive else (rec.ceid, other)
                 if src != dst:
@@ -217,8 +367,14 @@ def _node(rec: AdrRecord, ref: str) -> NodeRecord:
 
 
 def decision_lines(rec: AdrRecord) -> list[Line]:
-    """The lines of the record's decision sections."""
-    return [ln for s in find_sections(rec.doc.body, DECISION_SECTIONS) for ln in s.lines]
+    """The lines of the record's decision sections, with the choice a heading states
+    ("## Chosen option: Kafka") on the heading's line."""
+    out: list[Line] = []
+    for section in find_sections(rec.doc.body, DECISION_SECTIONS):
+        choice = heading_choice(section.title)
+        out += [(section.line, choice)] if choice else []
+        out += section.lines
+    return out
 
 
 def decision_edges(rec: AdrRecord, index: NameIndex, snap: GitSnapshot,

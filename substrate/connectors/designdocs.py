@@ -1,9 +1,15 @@
-"""Design documents and service READMEs.
+"""Design documents, prose documentation and READMEs.
 
 * ``*.md``/``*.markdown``/``*.txt`` under ``docs/design(s)``, ``docs/rfc(s)``,
   ``docs/architecture`` (not its ``decisions``), ``design``, ``rfcs`` → ``Document`` nodes
   (ceid ``doc:<slug of the path>``; props ``name`` (first heading or file name), ``path``,
-  ``text``) with ``MENTIONS`` to the services they name. Chunking happens elsewhere.
+  ``text``, ``kind`` ``design``) with ``MENTIONS`` to the services they name. Chunking
+  happens elsewhere.
+* The same for the prose around them (:func:`prose_paths`): the root README and the READMEs
+  of folders that are not a service's or a module's (``kind`` ``readme``), and every other
+  Markdown page under a top-level ``docs/``, ``doc/`` or ``documentation/`` folder (``kind``
+  ``doc``); not ADRs, post-mortems, changelogs, licences and the like, nor vendored trees.
+* The root README's first paragraph becomes the Repository's ``description``.
 * The first paragraph of a service folder's ``README.md`` (``services/<name>``, or the folder
   :mod:`layout` links; not under ``docs/``) becomes the service's ``description``, and a
   ``Language: ...`` line its ``language``, each with its line in ``attribute_refs``.
@@ -13,9 +19,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 from functools import partial
 
-from substrate.connectors.adr import is_adr_path
+from substrate.connectors.adr import is_adr_folder, is_adr_path
 from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.layout import is_readme_path
@@ -26,6 +33,7 @@ from substrate.connectors.markdown import (
     title,
 )
 from substrate.connectors.mentions import find_mentions, mention_edges
+from substrate.connectors.postmortem import is_postmortem_path
 from substrate.connectors.readme_tables import describe_language, state_attribute
 from substrate.graph.records import GraphBatch, NodeRecord, ceid
 
@@ -43,25 +51,83 @@ def is_design_path(path: str) -> bool:
     return any(directory == d or directory.startswith(d + "/") for d in DESIGN_DIRS)
 
 
-def design_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
-    """Document nodes for design documents, with MENTIONS edges to services."""
-    paths = [p for p in snap.files() if is_design_path(p)]
-    snap.preload(paths)
+DOC_DIRS = ("docs", "doc", "documentation")  # top-level folders of prose documentation
+README_NAMES = ("readme.md", "readme.markdown")
+_VENDORED = frozenset({"node_modules", "vendor", "third_party", ".github", "site-packages",
+                       "fixtures", "testdata"})  # and test data
+# not prose about the system: release notes, legal and community files, templates to fill in
+# ("docs/adr/template.md", "pull_request_template.md")
+_BOILERPLATE = re.compile(r"^(?:changelog|changes|license|code_of_conduct|security"
+                          r"|contributing|(?:[\w-]*[-_])?template)\.", re.I)
+MAX_PROSE_DOCS = 200  # per repository, the shallowest first
+MAX_PROSE_CHARS = 200_000
+
+
+def is_prose_path(path: str) -> bool:
+    """A README (any folder) or a Markdown page under a top-level documentation folder that
+    no other connector reads as a document of its own (design doc, ADR, post-mortem); not a
+    changelog, licence or the like, nor anything in a vendored or generated tree."""
+    parts = path.split("/")
+    name = parts[-1].lower()
+    if not name.endswith((".md", ".markdown")) or _BOILERPLATE.match(name) \
+            or not _VENDORED.isdisjoint(parts[:-1]):
+        return False
+    if is_design_path(path) or is_adr_path(path) or is_postmortem_path(path) \
+            or is_adr_folder(posixpath.dirname(path)):  # a decision log's index: the records
+        return False  # themselves answer, not a table of their titles and statuses
+    return name in README_NAMES or (len(parts) > 1 and parts[0].lower() in DOC_DIRS)
+
+
+def prose_kind(path: str) -> str:
+    """``doc`` for a page of the documentation folder, else ``readme``."""
+    return "doc" if "/" in path and path.split("/", 1)[0].lower() in DOC_DIRS else "readme"
+
+
+def prose_paths(snap: GitSnapshot, folders: Iterable[str] = ()) -> list[str]:
+    """The prose pages that become Documents (:func:`is_prose_path`), shallowest first, at
+    most :data:`MAX_PROSE_DOCS`: not the README of a service's or module's folder
+    (``folders``), which :func:`describe_services` and :func:`describe_modules` read."""
+    claimed = {f.strip("/") for f in folders} - {"", "."}
+
+    def described(path: str) -> bool:
+        folder = posixpath.dirname(path)
+        return folder in claimed and posixpath.basename(path).lower() in README_NAMES \
+            and is_readme_path(f"{folder}/README.md")
+
+    found = [p for p in snap.files() if is_prose_path(p) and not described(p)]
+    return sorted(found, key=lambda p: (p.count("/"), p))[:MAX_PROSE_DOCS]
+
+
+def design_batch(snap: GitSnapshot, index: NameIndex, folders: Iterable[str] = ()) -> GraphBatch:
+    """Document nodes for design documents and prose pages (:func:`prose_paths`; ``folders``:
+    those of services and modules), with MENTIONS edges to services."""
+    kinds = {p: "design" for p in snap.files() if is_design_path(p)}
+    kinds.update((p, prose_kind(p)) for p in prose_paths(snap, folders))
+    snap.preload(kinds)
     batch = GraphBatch()
-    for path in paths:
+    for path, kind in kinds.items():
         text = snap.read(path)
-        doc = parse_markdown(text)
-        head = title(doc.body)
-        name, line = head if head else (posixpath.basename(path), 1)
-        cid = ceid("doc", path)
-        props = {"name": name, "path": path, "text": text}
-        batch.nodes.append(NodeRecord(cid, "Document", props, (snap.ref(path, line),)))
+        if kind == "design" or len(text) <= MAX_PROSE_CHARS:
+            batch.extend(_document(snap, index, path, text, kind))
+    return batch
 
-        def ref_of(no: int, path: str = path) -> str:
-            return snap.ref(path, no)
 
-        mentions = find_mentions(doc.body, index)
-        batch.edges.extend(mention_edges("MENTIONS", cid, mentions, index, ref_of))
+def _document(snap: GitSnapshot, index: NameIndex, path: str, text: str,
+              kind: str) -> GraphBatch:
+    doc = parse_markdown(text)
+    head = title(doc.body)
+    base = posixpath.basename(path)
+    fallback = path if kind != "design" and base.lower() in README_NAMES else base
+    name, line = head if head else (fallback, 1)
+    cid = ceid("doc", path)
+    props = {"name": name, "path": path, "text": text, "kind": kind}
+    batch = GraphBatch(nodes=[NodeRecord(cid, "Document", props, (snap.ref(path, line),))])
+
+    def ref_of(no: int) -> str:
+        return snap.ref(path, no)
+
+    mentions = find_mentions(doc.body, index)
+    batch.edges.extend(mention_edges("MENTIONS", cid, mentions, index, ref_of))
     return batch
 
 
@@ -75,7 +141,10 @@ _LAST_SENTENCE = re.compile(r"(?<=[.!?])\s+[^.!?]*:$")
 
 # a paragraph of badges, images or links only ("![Docker Pulls](...)", "[![CI](...)](...)",
 # "Adyen documentation for common workflow: https://..."): it says nothing of what the code is
-_MEDIA = re.compile(r"!?\[[^\][]*\]\([^)]*\)|<img\b[^>]*>|https?://\S+")
+# (a bare URL stops before a ")": that of a badge's link, "[![CI](...)](https://ci.example)");
+# nor does HTML: comments, an HTML heading, layout tags ('<div align="center">')
+_MEDIA = re.compile(r"!?\[[^\][]*\]\([^)]*\)|https?://[^\s)]+|<!--.*?-->"
+                    r"|<h[1-6]\b[^>]*>.*?</h[1-6]\s*>|</?[a-z][\w-]*\b[^<>]*>", re.I)
 _SUBHEADING = re.compile(r"^\s*#{2,6}\s")
 
 
@@ -138,9 +207,27 @@ def describe_from_readme(snap: GitSnapshot, holder: Entity | NodeRecord, path: s
     """``holder``'s description from the first paragraph of the README at ``path`` and its
     language from a ``Language:`` field there."""
     doc = parse_markdown(snap.read(path))
-    lines = opening_lines(doc.body)
+    _describe_opening(snap, holder, path, doc.body)
+    describe_language(holder, doc.body, partial(snap.ref, path))
+
+
+def root_readme(snap: GitSnapshot) -> str | None:
+    """The repository's own README (``README.md``, ``readme.md``, ``README.markdown``...)."""
+    return next((p for p in snap.files() if "/" not in p and p.lower() in README_NAMES), None)
+
+
+def describe_repository(snap: GitSnapshot, node: NodeRecord) -> None:
+    """The Repository's description from its root README's first paragraph, as a service's
+    from its folder's README (with its line in ``attribute_refs``)."""
+    path = root_readme(snap)
+    if path is not None:
+        _describe_opening(snap, node, path, parse_markdown(snap.read(path)).body)
+
+
+def _describe_opening(snap: GitSnapshot, holder: Entity | NodeRecord, path: str,
+                      body: list[tuple[int, str]]) -> None:
+    lines = opening_lines(body)
     description = _describing(paragraph_text(lines))
     if description:
         state_attribute(holder, "description", description, snap.ref(path, lines[0][0]))
         holder.props["readme"] = path
-    describe_language(holder, doc.body, partial(snap.ref, path))

@@ -35,8 +35,14 @@ from typing import Any
 from substrate.connectors.adr import adr_batch
 from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.backstage import catalog_batch
+from substrate.connectors.cloudfoundry import add_cloudfoundry
 from substrate.connectors.codeowners import codeowners_batch
-from substrate.connectors.designdocs import describe_modules, describe_services, design_batch
+from substrate.connectors.designdocs import (
+    describe_modules,
+    describe_repository,
+    describe_services,
+    design_batch,
+)
 from substrate.connectors.endpoints import is_probe
 from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
 from substrate.connectors.languages import describe_module_languages, infer_languages
@@ -214,13 +220,15 @@ def finalize(
 
 
 def _repository(snap: GitSnapshot, dirs: dict[str, str], index: NameIndex) -> GraphBatch:
-    """The Repository node; every service with a folder is ``PART_OF`` it. A ``services/``
-    (``apps/``) folder proves it by its README (else first file); a folder linked from a
-    manifest or descriptor (see :mod:`layout`) by the entity's first evidence, a line of a
-    file the history path filter watches."""
+    """The Repository node (described by its root README's first paragraph); every service
+    with a folder is ``PART_OF`` it. A ``services/`` (``apps/``) folder proves it by its
+    README (else first file); a folder linked from a manifest or descriptor (see
+    :mod:`layout`) by the entity's first evidence, a line of a file the history path filter
+    watches."""
     name = repo_name(snap.repo)
     rid = ceid("repo", name)
     node = NodeRecord(rid, "Repository", {"name": name}, (f"git:{name}",))
+    describe_repository(snap, node)
     batch = GraphBatch(nodes=[node])
     for cid, folder in sorted(dirs.items()):
         if folder.split("/", 1)[0] in SERVICE_ROOTS or not index.get(cid).provenance:
@@ -272,7 +280,7 @@ def batch_at(
     index = NameIndex()
     dirs = register_folders(snap, index)
     batch = GraphBatch()
-    batch.extend(manifest_batch(snap, index))
+    batch.extend(manifest_batch(snap, index, add_cloudfoundry))
     catalog, folders = catalog_batch(snap, index)
     batch.extend(catalog)
     dirs.update({c: f for c, f in folders.items() if c not in dirs})
@@ -288,7 +296,7 @@ def batch_at(
     batch.extend(ownership(snap, index, dirs, module_paths))
     batch.extend(adr_batch(snap, index))
     batch.extend(postmortem_batch(snap, index))
-    batch.extend(design_batch(snap, index))
+    batch.extend(design_batch(snap, index, [*dirs.values(), *module_paths.values()]))
     batch.extend(_repository(snap, dirs, index))
     entities = index.sorted_entities()
     batch.nodes[:0] = [entity_node(e) for e in entities]

@@ -193,8 +193,10 @@ def _pod_spec(kind: str, doc: Node) -> tuple[Node | None, Node | None]:
 
 
 def _containers(spec: Node | None) -> Iterator[Node]:
-    yield from items(get(spec, "initContainers"))
+    """The pod's containers, then its init containers: the workload's image is its first
+    container's (an init container is a ``busybox`` waiting for a peer, not the service)."""
     yield from items(get(spec, "containers"))
+    yield from items(get(spec, "initContainers"))
 
 
 def _env_from(container: Node, path: str) -> Iterator[ConfigRef]:

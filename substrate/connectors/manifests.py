@@ -230,10 +230,13 @@ class ManifestReader:
     def ref(self, fact: Fact) -> str:
         return self.snap.ref(fact.path, fact.line)
 
-    def read(self) -> GraphBatch:
+    def read(self, *more: Callable[[ManifestReader], None]) -> GraphBatch:
+        """``more``: readers of other formats (:mod:`cloudfoundry`), declaring before any edge."""
         for svc in read_compose(self.snap):
             self.add_compose(svc)
         self.add_k8s(read_k8s(self.snap))
+        for add in more:
+            add(self)
         for item in self.deployed:
             self.edges_of(item)
         return self.batch
@@ -391,6 +394,8 @@ def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) 
     return reader.batch
 
 
-def manifest_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
+def manifest_batch(
+    snap: GitSnapshot, index: NameIndex, *more: Callable[[ManifestReader], None]
+) -> GraphBatch:
     """Register every deployed entity in ``index``; return the edges (and namespace nodes)."""
-    return ManifestReader(snap, index).read()
+    return ManifestReader(snap, index).read(*more)

@@ -26,9 +26,10 @@ from pathlib import Path
 from substrate.connectors.adr import is_adr_path
 from substrate.connectors.app_config import is_app_config_path
 from substrate.connectors.backstage import is_catalog_path
+from substrate.connectors.cloudfoundry import is_cloudfoundry_path
 from substrate.connectors.codeowners import LOCATIONS
 from substrate.connectors.compose import is_compose_file
-from substrate.connectors.designdocs import is_design_path
+from substrate.connectors.designdocs import is_design_path, is_prose_path
 from substrate.connectors.dockerfile_env import is_dockerfile_path
 from substrate.connectors.envfiles import is_env_file
 from substrate.connectors.gitcmd import run_git
@@ -75,6 +76,8 @@ READERS: tuple[Reader, ...] = (
     Reader("compose mounts", may_be_mounted,
            "**/*.y(a)ml, *.conf, *.toml, *.ini, *.properties, *.cfg, *.hcl outside .github/"),
     Reader("k8s", _k8s, "**/*.yaml, **/*.yml outside .github/ and docs/"),
+    Reader("cloudfoundry", is_cloudfoundry_path, "**/manifest.y(a)ml, **/manifest-*.y(a)ml, "
+           "**/*-manifest.y(a)ml and their vars files: **/*.y(a)ml outside .github/"),
     Reader("codeowners", lambda p: p in LOCATIONS, ", ".join(LOCATIONS)),
     Reader("owners", is_owners_path, "**/OWNERS, OWNERS_ALIASES, **/owners.y(a)ml, ..."),
     Reader("catalog", is_catalog_path, "**/catalog-info*.y(a)ml, **/*.backstage.y(a)ml"),
@@ -92,6 +95,8 @@ READERS: tuple[Reader, ...] = (
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
     Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),
     Reader("designdocs", is_design_path, "docs/design/**, docs/rfcs/**, design/**, ..."),
+    Reader("prose docs", is_prose_path, "**/README.md (readme.md, README.markdown), "
+           "docs/**/*.md, doc/**/*.md, documentation/**/*.md (not vendored trees)"),
 )
 
 

@@ -70,6 +70,8 @@ def compose(intent: str, results: dict[str, StrategyResult],
             return text, cites.items
     risks = results.get("risks")
     if risks is not None and risks.note:  # the stored ranking (UC-04), or why there is none
+        for hop in risks.hops:  # the lines each factor states inline, as citations too
+            cites.cite(hop)
         return risks.note, cites.items
     overview = results.get("global_graphrag")
     if intent == "strategic_risks" and overview is not None and overview.facts and overview.note:

@@ -603,8 +603,17 @@ def attributes(facts: list[dict[str, Any]], cites: Citations) -> str:
     return text
 
 
+NO_MATCH = "No grounded answer: nothing in the graph matched the question."
+NO_FAMILY = "No family answered this question"
+
+
 def fallback(hits: list[Any]) -> str:
     if not hits:
-        return "No grounded answer: nothing in the graph matched the question."
+        return NO_MATCH
     top = listing((f"{h.name} ({h.label})" for h in hits[:5]), "nothing", "; ")
-    return f"No family answered this question; the most relevant evidence is: {top}."
+    return f"{NO_FAMILY}; the most relevant evidence is: {top}."
+
+
+def fell_back(text: str) -> bool:
+    """Is ``text`` the answer of no family (:func:`fallback`)?"""
+    return text == NO_MATCH or text.startswith(NO_FAMILY)

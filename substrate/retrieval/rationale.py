@@ -5,10 +5,11 @@ hits, or chunks of them; an ADR the question names comes first) are read back fr
 graph: their text (the body lines the ADR connector kept), path, status, date and the commit
 of their provenance. The fused order's first answers, unless another candidate's title (with
 its file name) is clearly closer to the question (:func:`by_title`: "why X?" names the
-decision an ADR's title states; the fused order also follows the ADRs that only mention X).
-The text is cut into sentences by section — Context, Decision (MADR's "Decision Outcome"),
-Consequences, Considerations, Rationale — each sentence keeping the file lines it spans, so
-it cites as ``path#L<line>@<commit>``; a list is one sentence with the lead-in that
+decision an ADR's title states; the fused order also follows the ADRs that only mention X),
+and shares a content word with it. The text is cut into sentences by section — Context,
+Decision (MADR's "Decision Outcome", the 18F/TTS "CHOSEN OPTION: X", whose heading states the
+choice), Consequences, Considerations, Rationale — each sentence keeping the file lines it
+spans, so it cites as ``path#L<line>@<commit>``; a list is one sentence with the lead-in that
 announces it (:func:`sentences`). The reranker scores every sentence against the question;
 the best ``QUOTES`` are quoted in document order.
 """
@@ -21,13 +22,16 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
+from substrate.connectors.adr import table_status
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.decision_dates import MAX_RECORDS, ordered, recency
 from substrate.retrieval.mentions import ADR_REF
+from substrate.retrieval.relevance import STOPWORDS
 from substrate.retrieval.time_scope import commit_at
 
 QUOTES = 4
-SECTIONS = re.compile(r"^(context|decision drivers|decision(?:\s+outcome)?|the decision"
+SECTIONS = re.compile(r"^(?:proposed\s+or\s+(?=chosen))?"  # "PROPOSED OR CHOSEN OPTION: X"
+                      r"(context|decision drivers|decision(?:\s+outcome)?|the decision"
                       r"|chosen option|consequences|considerations|rationale|reasons?"
                       r"|pros(?:\s+and\s+cons)?|advantages|benefits|justification"
                       r"|(?:considered\s+)?options?(?:\s+considered)?|alternatives)\b", re.I)
@@ -146,6 +150,9 @@ def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
             found = SECTIONS.match(clean(m.group(2)))
             section = found.group(1).capitalize() if found and level > 1 else None
             depth = level
+            if section in DECISION_SECTIONS and clean(m.group(2)).partition(":")[2].strip():
+                # "## CHOSEN OPTION: Backend UTC": the heading states the choice
+                body.setdefault(section, []).extend([(first + i, clean(m.group(2))), (0, "")])
             continue
         if section is not None:
             body.setdefault(section, []).append((first + i, line))
@@ -272,7 +279,7 @@ def is_reason(sentence: Sentence) -> bool:
     pros sections (the Nygard and MADR places of the "why"), an item of a list a lead-in
     introduces ("for several reasons:"), or a Decision sentence that gives a reason."""
     return (sentence.section in REASON_SECTIONS or sentence.listed
-            or (sentence.section.startswith("Decision") and bool(_REASON.search(sentence.text))
+            or (sentence.section in DECISION_SECTIONS and bool(_REASON.search(sentence.text))
                 and not _CHOICE.search(sentence.text)))
 
 
@@ -317,7 +324,8 @@ _STATUS_FIELD = re.compile(r"^\s*(?:[*-]\s*)?status\s*:\s*(\S.*?)\s*$", re.I)
 
 def written_status(text: str, first: int) -> tuple[str, int] | None:
     """The status as the ADR writes it ("Pending review", "Under Review") and its file line:
-    the first line under a ``## Status`` heading, or a ``Status:`` field."""
+    the first line under a ``## Status`` heading, or a ``Status:`` field, else the value row
+    of a metadata table (``| DATE | STATUS |``, ``| Status | Accepted |``)."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
         field = _STATUS_FIELD.match(line)
@@ -328,10 +336,16 @@ def written_status(text: str, first: int) -> tuple[str, int] | None:
                 if lines[j].strip() and not _HEADING.match(lines[j]):
                     return clean(lines[j]).rstrip(".").strip(), first + j
             return None
-    return None
+    table = table_status([(first + i, line) for i, line in enumerate(lines)])
+    return (clean(table[0]).rstrip(".").strip(), table[1]) if table else None
 
 
 _ADR_NUMBER = ADR_REF  # "ADR 21", "ADR-0021", "decision record 21"
+
+
+def is_decision(hit: Hit) -> bool:
+    """A hit that is an ADR, or a chunk of one."""
+    return hit.label == "DecisionNode" or (hit.label == "Chunk" and hit.name.startswith("adr:"))
 
 
 def _adr_order(query: str, seeds: list[dict[str, Any]], fused: list[Hit]) -> list[str]:
@@ -341,13 +355,24 @@ def _adr_order(query: str, seeds: list[dict[str, Any]], fused: list[Hit]) -> lis
              and s["ceid"].rsplit(":", 1)[-1].isdigit()
              and int(s["ceid"].rsplit(":", 1)[-1]) in numbers]
     named += [f"adr:{n:04d}" for n in sorted(numbers)]
-    hits = [h.id if h.label == "DecisionNode" else h.name for h in fused
-            if h.label == "DecisionNode" or (h.label == "Chunk" and h.name.startswith("adr:"))]
+    hits = [h.id if h.label == "DecisionNode" else h.name for h in fused if is_decision(h)]
     return list(dict.fromkeys([*named, *hits]))
 
 
 CANDIDATES = 5  # the first ADRs of the fused order whose titles are compared
 TITLE_MARGIN = 0.1  # how much closer a title must be to displace the fused order's first
+# words of any "why did we choose X?": a title sharing only these does not answer it
+_QUESTION_WORDS = """use used uses using choose chose chosen pick picked adopt adopted select
+selected decide decided decision decisions adr adrs record records need needed go went make made"""
+_NOT_CONTENT = STOPWORDS | frozenset(_QUESTION_WORDS.split())
+
+
+def content_words(text: str) -> set[str]:
+    """The text's words less stop words and the words of any decision question, lower case,
+    a plural's "s" dropped ("Django-FSM" gives django, fsm)."""
+    words = (w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _NOT_CONTENT)
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in words}
 
 
 def title_text(entity: dict[str, Any], path: str | None) -> str:
@@ -364,7 +389,8 @@ async def by_title(query: str, order: list[str], rows: dict[str, dict[str, Any]]
     """``order`` with the ADR whose title answers the question first: a "why X?" names the
     decision X, which an ADR's title states, while the fused order also follows the ADRs
     that only mention X (the one superseding it, a neighbour). The fused order's first
-    stays unless another title is closer to the question by ``TITLE_MARGIN``."""
+    stays unless another title is closer to the question by ``TITLE_MARGIN`` and shares a
+    content word with it (a reranker may prefer a title for its form alone)."""
     known = [c for c in order if c in rows and rows[c]["props"].get("text")]
     if len(known) < 2:
         return order
@@ -373,6 +399,8 @@ async def by_title(query: str, order: list[str], rows: dict[str, dict[str, Any]]
     score = {known[r.index]: float(r.score) for r in outcome.results}
     best = max(known, key=lambda c: score.get(c, 0.0))
     if score.get(best, 0.0) < score.get(known[0], 0.0) + TITLE_MARGIN:
+        return order
+    if not content_words(query) & content_words(texts[known.index(best)]):
         return order
     return [best, *[c for c in order if c != best]]
 
@@ -430,10 +458,11 @@ def commit_of(provenance: list[str]) -> tuple[int, str]:
 
 
 def boost(sentence: Sentence) -> float:
-    """What a sentence's place and wording add to its relevance: Decision sections,
+    """What a sentence's place and wording add to its relevance: the decision sections
+    (Decision, Decision outcome, Chosen option; drivers are forces, not the decision),
     reason-giving words and the lists a lead-in announces as reasons state the "why" more
     often."""
-    return ((DECISION_BOOST if sentence.section.startswith("Decision") else 0.0)
+    return ((DECISION_BOOST if sentence.section in DECISION_SECTIONS else 0.0)
             + (REASON_BOOST if sentence.listed or _REASON.search(sentence.text) else 0.0))
 
 

@@ -21,6 +21,7 @@ from substrate.observability.metrics import STRATEGY_SECONDS
 from substrate.observability.tracing import TRACER
 from substrate.retrieval import answer as answers
 from substrate.retrieval.calibration import calibrated
+from substrate.retrieval.composers import fell_back
 from substrate.retrieval.conflict_resolution import resolve as resolve_conflicts
 from substrate.retrieval.context import Hit, SearchContext, SearchOptions, StrategyResult
 from substrate.retrieval.context_fusion import ContextItem, fuse_context
@@ -37,7 +38,7 @@ from substrate.retrieval.history_facts import when_results
 from substrate.retrieval.linking import link_entities, named_seeds
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
-from substrate.retrieval.rationale import rationale
+from substrate.retrieval.rationale import is_decision, rationale
 from substrate.retrieval.registry import (
     RISK_PLAN,
     STRATEGIES,
@@ -258,7 +259,16 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     results, resolutions = resolve_conflicts(results, load_ontology(), options.conflict_strategy)
     context = _context(results, fused, options.token_budget)
     text, citations = answers.compose(str(route.intent), results, fused)
-    answer_confidence, composed = calibrated(str(route.intent), results, text), text
+    answered_as = str(route.intent)
+    if fell_back(text) and route.intent is not Intent.DECISION_RATIONALE and fused \
+            and is_decision(fused[0]):
+        # "what is our backup strategy?": no family answers, and the best match is an ADR
+        # (or a chunk of one): that record's sentences closest to the question, quoted
+        quoted = await rationale(ctx, fused[:1], reranker)
+        if quoted is not None and quoted.facts:
+            results, answered_as = {**results, "rationale": quoted}, "decision_rationale"
+            text, citations = answers.compose(answered_as, results, fused)
+    answer_confidence, composed = calibrated(answered_as, results, text), text
     text, citations = nl_cypher.answer(results, text, citations)
     if chat is not None:
         try:

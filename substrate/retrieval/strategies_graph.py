@@ -102,9 +102,7 @@ async def ownership(ctx: SearchContext) -> StrategyResult:
     if subject is None:
         result.note = "no service or path named in the question"
         return result
-    rows: list[dict[str, Any]] = []
-    if subject["label"] != "Infrastructure":  # no ownership is read for infrastructure
-        rows = await ctx.reader.rows("retrieval/ownership", ctx.scope, ceid=subject["ceid"])
+    rows = await ctx.reader.rows("retrieval/ownership", ctx.scope, ceid=subject["ceid"])
     # the path rules in effect (all the tenant's rule lines): read only when no owner is found
     rules = [] if rows else await ctx.reader.rows("retrieval/ownership_rules", ctx.scope,
                                                   limit=500)
@@ -119,8 +117,6 @@ async def ownership(ctx: SearchContext) -> StrategyResult:
         result.hits.append(_hit(owner, 1.0 / (1 + rank)))
     result.hops = [{**r["hop"], "hop": 1} for r in rows]
     result.facts.append({"subject": subject, **merged})
-    if subject["label"] == "Infrastructure":
-        result.note = "no ownership is read for infrastructure"
     return result
 
 

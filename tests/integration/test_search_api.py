@@ -549,3 +549,19 @@ def test_why_the_latest_decision_was_made_quotes_the_newest_record(api: httpx.Cl
     body = search(api, "Why was the latest ADR written?")
     assert body["route"]["intent"] == "decision_rationale"
     assert body["answer"].startswith('adr:0014 "Feature flags served by the config service"')
+
+
+def test_a_question_no_family_answers_is_answered_from_the_adr_it_matches(
+        api: httpx.Client) -> None:
+    """"How are duplicate charges prevented?" names no decision and no "why", and no graph
+    family answers it; the demo's ADR-0008 (content_adr2.py: idempotency keys, because
+    "clients retry payment requests after timeouts") does: its sentences are quoted from its
+    file, not the hybrid ranking's names."""
+    body = search(api, "How are duplicate charges prevented in the payment service?")
+    assert body["answer"].startswith('adr:0008 "Idempotency keys in the payment service"'), \
+        body["answer"][:200]
+    assert "Idempotency-Key" in body["answer"] or "idempotency keys" in body["answer"]
+    refs = [c["evidence_ref"] for c in body["citations"]]
+    assert refs and all(r.startswith("docs/adr/0008-idempotency-keys-in-payment.md#L")
+                        for r in refs), refs
+    assert body["confidence"]["confidence"] > 0.5

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from substrate.connectors.adr import adr_ceid, is_adr_path, normalise_status, parse_adr
+from substrate.connectors.adr import (
+    adr_ceid,
+    decision_lines,
+    is_adr_path,
+    iso_day,
+    normalise_status,
+    parse_adr,
+)
 from substrate.connectors.gitrepo import batch_at
 from substrate.demo.gitwriter import commit_tree, init_repo
 
@@ -77,6 +84,14 @@ BULLETS = """\
         ("🚧", "proposed"),
         ("Draft", "proposed"),
         ("whatever", "unknown"),
+        # in effect: the words records use for an accepted decision that has been carried out
+        ("Implemented", "accepted"),
+        ("Done", "accepted"),
+        ("In effect", "accepted"),
+        ("Active", "accepted"),
+        # a word's start only: "done" is not in "abandoned", nor "active" in "inactive"
+        ("Abandoned", "rejected"),
+        ("Inactive", "deprecated"),
     ],
 )
 def test_status_normalisation(text: str, status: str) -> None:
@@ -256,3 +271,142 @@ def test_the_misspelt_supersession_is_read_both_ways(tmp_path: Path) -> None:
     assert status == {"adr:0003": "superseded", "adr:0008": "accepted"}
     assert [(e.src, e.dst) for e in batch.edges if e.type == "SUPERSEDES"] == [
         ("adr:0008", "adr:0003")]
+
+
+TABLE = """\
+# TITLE:  Determine how to handle timezones
+
+
+| CREATED DATE | LAST UPDATED | STATUS | AUTHOR | REVIEWERS |
+| :---: | :---: | :---: | :---: | :---: |
+| 06/06/2023 | 06/15/2023 | Implemented | @author | @reviewer |
+
+## CONTEXT AND PROBLEM STATEMENT
+
+Dates are converted back and forth.
+"""
+
+
+def test_status_and_date_from_a_header_table() -> None:
+    """The 18F/TTS templates state status and date in a table under the title; the status
+    cites the value row, the original word is kept, the created date is the date."""
+    rec = parse_adr("docs/adrs/0002-how-to-handle-timezones.md", TABLE, "docs/adrs")
+    assert (rec.name, rec.status, rec.status_text, rec.status_line, rec.date) == (
+        "Determine how to handle timezones", "accepted", "Implemented", 6, "2023-06-06")
+
+
+@pytest.mark.parametrize(
+    ("table", "status", "line", "date"),
+    [
+        # key/value rows, no separator
+        ("| Status | Accepted |\n| Date | 2023-09-08 |", "accepted", 3, "2023-09-08"),
+        # key/value rows whose first row the separator makes a header
+        ("| **Status** | Proposed |\n|---|---|\n| Date | 15/06/2023 |", "proposed", 3,
+         "2023-06-15"),
+        # a header of two columns: the value row, not the other label
+        ("| Status | Date |\n|---|---|\n| Rejected | June 6, 2023 |", "rejected", 5,
+         "2023-06-06"),
+        # a decided column before a last updated one; a date not given is no date
+        ("| LAST UPDATED | DECIDED | STATUS |\n|--|--|--|\n| 2024-01-02 | 3 May 2023 | Done |",
+         "accepted", 5, "2023-05-03"),
+        ("| CREATED DATE | LAST UPDATED | STATUS |\n|---|---|---|\n| N/A | 01/31/2024 | x |",
+         "unknown", 5, "2024-01-31"),
+    ],
+)
+def test_key_value_and_header_tables(table: str, status: str, line: int, date: str) -> None:
+    rec = parse_adr("docs/adr/0004-t.md", f"# 4. T\n\n{table}\n\n## Context\n\nWhy.\n",
+                    "docs/adr")
+    assert (rec.status, rec.status_line, rec.date) == (status, line, date)
+
+
+def test_a_table_is_read_only_when_nothing_else_states_the_status() -> None:
+    """A ``Status:`` line or a ``## Status`` section comes first; a table further down (the
+    options compared, with their own status) states nothing about the record."""
+    table = "| Status | Date |\n|---|---|\n| Accepted | 2023-01-01 |\n"
+    field = parse_adr("docs/adr/0005-f.md", f"# 5. F\n\nStatus: Proposed\n\n{table}",
+                      "docs/adr")
+    assert (field.status, field.status_line, field.date) == ("proposed", 3, "2023-01-01")
+    later = parse_adr("docs/adr/0006-l.md", f"# 6. L\n\n## Options\n\n{table}", "docs/adr")
+    assert (later.status, later.date) == ("unknown", "")
+    fenced = parse_adr("docs/adr/0007-c.md", f"# 7. C\n\n```\n{table}```\n", "docs/adr")
+    assert fenced.status == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [("2023-06-06", "2023-06-06"), ("2023/6/6", "2023-06-06"), ("06/15/2023", "2023-06-15"),
+     ("15/06/2023", "2023-06-15"), ("6th June 2023", "2023-06-06"),
+     ("Sept. 3, 2021", "2021-09-03"), ("N/A", ""), ("13/13/2023", ""), ("2023-02-30", "")],
+)
+def test_date_forms(text: str, day: str) -> None:
+    assert iso_day(text) == day
+
+
+@pytest.mark.parametrize(
+    ("heading", "name"),
+    [
+        ("TITLE: Establishing a policy for X", "Establishing a policy for X"),
+        ("ADR: Use poetry", "Use poetry"),
+        ("title:  ADR-12: Use poetry", "Use poetry"),
+        ("ADR-12: Use poetry", "Use poetry"),
+        ("12. Use poetry", "Use poetry"),
+        ("Adrian's proposal: poetry", "Adrian's proposal: poetry"),
+        ("Keep the Title: field", "Keep the Title: field"),
+    ],
+)
+def test_title_labels_are_stripped(heading: str, name: str) -> None:
+    assert parse_adr("docs/adr/0001-x.md", f"# {heading}\n", "docs/adr").name == name
+
+
+CHOSEN = """\
+# TITLE: Timezones
+
+## DECISION DRIVERS
+
+- Reports by day must be right.
+
+## CHOSEN OPTION:  Backend UTC, frontend **ET**
+
+After talking it through we convert the backend.
+
+### Consequences
+
+- Tests change.
+"""
+
+
+def test_a_chosen_option_heading_states_the_decision() -> None:
+    """18F/TTS and MADR: "CHOSEN OPTION: X" is a decision section whose heading states the
+    choice; "Decision drivers" is not the decision."""
+    rec = parse_adr("docs/adrs/0002-tz.md", CHOSEN, "docs/adrs")
+    assert rec.summary == "Backend UTC, frontend ET. After talking it through we convert the " \
+                          "backend."
+    lines = decision_lines(rec)
+    assert lines[0] == (7, "Backend UTC, frontend ET")
+    assert (9, "After talking it through we convert the backend.") in lines
+    assert all(no > 6 for no, _ in lines)  # nothing of the drivers
+    proposed = parse_adr("docs/adrs/0004-x.md", "# X\n\n## Context\n\nWhy.\n\n"
+                         "## PROPOSED OR CHOSEN OPTION: Option 2\n", "docs/adrs")
+    assert proposed.summary == "Option 2."
+    drivers = parse_adr("docs/adr/0003-d.md", "# D\n\n## Decision Drivers\n\nSpeed.\n\n"
+                        "## Context\n\nSlow.\n", "docs/adr")
+    assert drivers.summary == "Slow." and decision_lines(drivers) == []
+
+
+def test_a_status_superseded_with_only_a_link_is_passive(tmp_path: Path) -> None:
+    """modernisation-platform's ADR 4 reads "⌛️ Superseded [0019](0019-use-bash-and-go.md)":
+    no "by", yet ADR 19 supersedes it."""
+    repo = init_repo(tmp_path / "repo")
+    folder = "architecture-decision-record"
+    commit_tree(repo, {
+        f"{folder}/0004-use-bash-node-python.md":
+            "# 4. Use bash, node and python\n\nDate: 2020-11-19\n\n## Status\n\n"
+            "⌛️ Superseded [0019](0019-use-bash-and-go.md)\n\n## Context\n\nWe need languages.\n",
+        f"{folder}/0019-use-bash-and-go.md":
+            "# 19. Use bash and go\n\nDate: 2021-11-01\n\n## Status\n\n✅ Accepted\n\n"
+            "## Context\n\nGo is typed.\n",
+    }, "records", "2026-08-03T09:00:00Z")
+    batch = batch_at(repo)
+    edges = {(e.type, e.src, e.dst) for e in batch.edges}
+    assert ("SUPERSEDES", "adr:0019", "adr:0004") in edges
+    assert ("SUPERSEDES", "adr:0004", "adr:0019") not in edges

@@ -322,3 +322,36 @@ def test_a_release_prefixed_workload_is_the_component_compose_names(tmp_path: Pa
         "shop-catalog:8080"
     # a datastore's short name is its product's: the release's broker is its own entity
     assert {"infra:rabbitmq", "infra:shop-rabbitmq"} <= {n.ceid for n in batch.nodes}
+
+
+LOADGEN = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: loadgen
+spec:
+  template:
+    spec:
+      initContainers:
+        - name: wait-for-frontend
+          image: busybox:latest
+          command: ["/bin/sh", "-c", "until wget -qO- http://frontend:80; do sleep 2; done"]
+      containers:
+        - name: main
+          image: example/loadgen:1
+          env:
+            - name: FRONTEND_ADDR
+              value: "frontend:80"
+"""
+
+
+def test_the_image_is_the_containers_not_the_init_containers(tmp_path: Path) -> None:
+    """An init container (a busybox waiting for a peer) is listed first in the pod spec;
+    the workload's image is still its container's."""
+    repo = init_repo(tmp_path / "repo")
+    commit_tree(repo, {"k8s/frontend.yaml": FRONTEND, "k8s/loadgen.yaml": LOADGEN}, "init",
+                "2026-08-03T09:00:00Z")
+    batch = batch_at(repo)
+    loadgen = next(n for n in batch.nodes if n.ceid == "service:loadgen")
+    assert loadgen.props["image"] == "example/loadgen:1"
+    assert _edge(batch, "service:loadgen", "service:frontend").type == "CALLS"

@@ -357,3 +357,12 @@ def test_a_kubernetes_datastore() -> None:
     text, params, _ = cypher("Which databases run on kubernetes?")
     assert "n.kind = $p0 AND $p1 IN coalesce(n.deployed_by, [])" in text
     assert params == {"p0": "database", "p1": "k8s"}
+
+
+@pytest.mark.parametrize("question", [
+    "List all the architecture decision records",
+    "Which architectural decision records are still only proposed?",
+])
+def test_decision_records_by_their_long_name(question: str) -> None:
+    text, _, _ = cypher(question)
+    assert text.startswith("MATCH (n:DecisionNode)")

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from substrate.retrieval.rationale import TITLE_MARGIN, by_title, title_text
+from substrate.retrieval.rationale import TITLE_MARGIN, by_title, content_words, title_text
 from substrate.retrieval.rerank import RerankOutcome, RerankResult
 
 
@@ -62,6 +62,20 @@ def test_the_fused_first_stays_unless_another_title_is_closer_by_the_margin() ->
                                  ROWS, Scripted()))
     assert order == ["adr:0030", "adr:0015", "adr:0016"]
     assert TITLE_MARGIN > 0
+
+
+def test_a_title_sharing_no_content_word_with_the_question_does_not_displace() -> None:
+    """"why", "we", "use" are in the question and in a title of no subject: the reranker may
+    prefer it by more than the margin, yet it does not answer the question."""
+    rows = {"adr:0004": row("Cache sessions in Redis", "docs/adr/0004-cache-sessions.md"),
+            "adr:0009": row("Why we use what we use", "docs/adr/0009-why-we-use.md")}
+    question = "Why do we use Redis for caching?"
+    outcome = asyncio.run(Scripted().rerank(question, ["Why we use what we use why we use"]))
+    assert outcome.results[0].score >= 0.1 + TITLE_MARGIN  # closer by the margin, in form
+    order = asyncio.run(by_title(question, ["adr:0004", "adr:0009"], rows, Scripted()))
+    assert order == ["adr:0004", "adr:0009"]
+    assert content_words("Use Django-FSM library for domain request states") == {
+        "django", "fsm", "library", "domain", "request", "state"}
 
 
 def test_candidates_without_text_are_not_compared() -> None:

@@ -3,7 +3,18 @@ its Context / drivers / considerations, a reason the Decision gives; never a lea
 
 from __future__ import annotations
 
-from substrate.retrieval.rationale import is_force, lead_in, select, sentences, statement
+from substrate.retrieval.rationale import (
+    DECISION_BOOST,
+    REASON_BOOST,
+    Sentence,
+    boost,
+    is_force,
+    lead_in,
+    select,
+    sentences,
+    statement,
+    written_status,
+)
 
 ADR = """\
 # 16. File uploads
@@ -216,3 +227,61 @@ def test_an_open_because_announces_its_list() -> None:
     assert [s.text for s in outcome] == [
         "Chosen option: payment, because it is per payment; it needs no customer."]
     assert outcome[0].listed and outcome[0].lines() == "L5-L8"
+
+
+TTS = """\
+# TITLE:  Timezones
+
+| CREATED DATE | LAST UPDATED | STATUS | AUTHOR |
+| :---: | :---: | :---: | :---: |
+| 06/06/2023 | 06/15/2023 | Accepted | @author |
+
+## DECISION DRIVERS
+
+We're looking for these primary outcomes with this work:
+
+- Find all the time-dependent pieces.
+- Decide what we can tackle now.
+
+## CHOSEN OPTION:  Backend UTC, frontend UTC
+
+After talking it through, the backend stores times as UTC only.
+"""
+
+
+def test_a_chosen_option_heading_is_the_decision_as_stated() -> None:
+    """18F/TTS: "CHOSEN OPTION: X" is a decision section and its heading states the choice;
+    the drivers stay forces, quoted as a list with their lead-in."""
+    found = sentences(TTS, 1, "Timezones")
+    first = statement(found)
+    assert first is not None
+    assert (first.section, first.text, first.lines()) == (
+        "Chosen option", "CHOSEN OPTION: Backend UTC, frontend UTC", "L14")
+    drivers = [s for s in found if s.section == "Decision drivers"]
+    assert [(s.text, s.lines()) for s in drivers] == [
+        ("We're looking for these primary outcomes with this work: Find all the "
+         "time-dependent pieces; Decide what we can tackle now.", "L9-L12")]
+    assert all(is_force(s) for s in drivers)
+    proposed = sentences("# X\n\n## PROPOSED OR CHOSEN OPTION: Option 2\n\nIt is cheaper.\n",
+                         1, "X")
+    assert [s.section for s in proposed] == ["Chosen option", "Chosen option"]
+    assert statement(proposed) == proposed[0]
+
+
+def test_only_the_decision_sections_get_the_decision_boost() -> None:
+    """Drivers are the forces behind a decision, not the decision: no decision boost (a
+    driver stating a reason still gets the reason boost)."""
+    def said(section: str, text: str = "Reports by day must be right.") -> float:
+        return boost(Sentence(section, 1, text))
+
+    for section in ("Decision", "Decision outcome", "Chosen option", "The decision"):
+        assert said(section) == DECISION_BOOST, section
+    assert said("Decision drivers") == 0.0
+    assert said("Decision drivers", "Fast, because it is cached.") == REASON_BOOST
+    assert said("Context") == 0.0
+
+
+def test_the_status_a_metadata_table_states_cites_its_value_row() -> None:
+    assert written_status(TTS, 1) == ("Accepted", 5)
+    assert written_status("# X\n\n| Status | Implemented |\n\n## Context\n", 10) == (
+        "Implemented", 12)

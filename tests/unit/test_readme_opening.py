@@ -20,6 +20,25 @@ def test_badges_and_images_are_passed_over() -> None:
                    "\n\nThe x service keeps carts for shoppers who come back later.\n") == [5]
 
 
+def test_a_lone_badge_linking_to_a_bare_host_is_passed_over() -> None:
+    """The badge's link ends with the host: its ")" is not part of the URL."""
+    assert opening("# x\n\n[![CI](https://ci.example.com/badge.svg)](https://ci.example.com)"
+                   "\n\nThe x service keeps carts.\n") == [5]
+
+
+def test_html_layout_comments_and_headings_are_passed_over() -> None:
+    """retail-store-sample-app centres a banner and an <h2> title; Bank of Anthos opens on
+    HTML comments and a badge whose link spans two lines."""
+    retail = ('![Banner](./banner.png)\n\n<div align="center">\n  <div align="center">\n\n'
+              "  </div>\n\n  <strong>\n  <h2>AWS Retail Sample</h2>\n  </strong>\n</div>\n\n"
+              "This is a sample application.\n")
+    assert opening(retail) == [13]
+    boa = ("# Bank of Anthos\n\n<!-- a badge, commented out -->\n<!-- ![b](https://b/x) -->\n"
+           "[![Website](https://img/x?label=live%20demo\n)](https://cymbal.dev)\n\n"
+           "**Bank of Anthos** is a sample HTTP-based web app.\n")
+    assert opening(boa) == [8]
+
+
 def test_a_link_line_then_a_section_gives_nothing() -> None:
     """Adyen's extension README: a link line, then "## Requirements ..." sections."""
     text = ("# Front-end integration guide\nAdyen documentation for common workflow: "

@@ -49,7 +49,7 @@ FUNCTION_WORDS: dict[str, tuple[str, ...]] = {
             "currently", "directly", "there", "exist", "exists", "we", "our", "us",
             "in total", "altogether", "please", "now", "right now", "today", "still",
             "happened", "happen", "occurred", "occur", "took place", "dated", "recorded",
-            "defined", "declared", "listed", "configured"),
+            "defined", "declared", "listed", "configured", "still", "yet", "so far", "only"),
     "AND": ("and", "also", "as well as"),
     "OF": ("of", "for"),
     "DET": ("a", "an", "the", "any", "some", "all", "every", "each", "one or more"),

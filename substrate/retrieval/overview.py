@@ -24,7 +24,11 @@ _ASKS = re.compile(
     # "what are the modules and what does each do?", "what are the components?"
     r"|\bwhat\s+(?:are|is)\s+(?:the|our|its)\s+(?:modules|components)\b"
     r"|\b(?:modules|components)\s+(?:of|in)\s+(?:the|this|our)\s+(?:system|repo(?:sitory)?"
-    r"|application|app|platform|product|project)\b", re.I)
+    r"|application|app|platform|product|project)\b"
+    # "what is this repository for?", "what does this project do?", "describe this repo"
+    r"|\bwhat\s+(?:is|does)\s+(?:this|the|our)\s+(?:repo(?:sitory)?|project|codebase|system"
+    r"|platform)\s+(?:for|about|do|contain)\b|\bdescribe\s+(?:this|the|our)\s+(?:repo(?:sitory)?"
+    r"|project|codebase|system|platform)\b", re.I)
 _NOT = re.compile(r"\brisks?\b|\bwhy\b|\bwhen\b", re.I)
 
 

@@ -14,7 +14,8 @@ def test_questions_about_the_system_as_a_whole() -> None:
               "What is the architecture of bank of anthos?", "What does the system consist of?",
               "How is the platform structured?", "What is the big picture?",
               "What are the modules and what does each do?",
-              "What are the components of this repository?"):
+              "What are the components of this repository?", "What is this repository for?",
+              "What does this project do?", "Describe this repo"):
         assert asks_overview(q), q
     for q in ("What are our top architectural risks?", "Why was the architecture chosen?",
               "Which architecture decisions are pending?", "What does checkout depend on?",

@@ -36,8 +36,12 @@ ATTRIBUTE_KEYS = ("address", "host", "hostname", "port", "url", "uri", "endpoint
 
 
 def _rank(entry: dict[str, Any]) -> tuple[int, str]:
-    """Services and dependencies appearing or going first, property changes last."""
+    """Services and dependencies appearing or going first, property changes after them, the
+    chunks of documents (a README edited: its passages cut again) last."""
     moved = entry["change"] in ("added", "removed")
+    if "chunk:" in str(entry["id"]) or entry.get("label") == "Chunk" \
+            or entry.get("type") == "HAS_CHUNK":
+        return (5, entry["id"])
     if entry["kind"] == "node":
         main = entry["label"] in ("Service", "Infrastructure", "DecisionNode", "Team")
         return (0 if moved and main else 2 if moved else 4, entry["id"])

@@ -132,3 +132,16 @@ def test_a_decision_logs_index_is_not_a_document() -> None:
     assert not is_prose_path("docs/adr/README.md")
     assert not is_prose_path("architecture-decision-record/README.md")
     assert is_prose_path("docs/README.md")
+
+
+def test_a_windows_chunk_changes_come_after_every_other_change() -> None:
+    """A README edited in the window re-cuts its passages: those chunk changes must not push
+    a changed dependency out of the listed changes (retail-store's February 2025)."""
+    from substrate.retrieval.strategies_facts import _rank
+    chunk = {"kind": "node", "id": "chunk:readme-md:3", "label": "Chunk", "change": "removed"}
+    has = {"kind": "edge", "id": "doc:readme-md-[HAS_CHUNK]->chunk:readme-md:3@git",
+           "type": "HAS_CHUNK", "change": "removed"}
+    changed = {"kind": "edge", "id": "service:ui-[CALLS]->service:catalog@git",
+               "type": "CALLS", "change": "changed"}
+    prop = {"kind": "node", "id": "service:ui", "label": "Service", "change": "changed"}
+    assert sorted([chunk, has, changed, prop], key=_rank)[:2] == [changed, prop]

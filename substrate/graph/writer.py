@@ -11,11 +11,9 @@ PostgreSQL transaction; clear the mark; publish the outbox (the outbox loop retr
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import threading
-from array import array
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -45,7 +43,6 @@ log = logging.getLogger(__name__)
 MAXV = 2**53 - 1  # open end of a node validity interval
 ROWS_PER_STATEMENT = 10_000
 TEXT_PROPS = ("summary", "description", "text")
-EMBEDDED_TEXTS_KEPT = 20_000  # vectors a writer keeps by text (384 doubles each: ~60 MB)
 
 
 class CommitOptions(TypedDict, total=False):
@@ -99,9 +96,6 @@ class GraphWriter:
         self.tx_limit = tx_budget.limit_bytes(settings.neo4j_tx_memory)
         # while set and not open, reads of the graph wait (see substrate.graph.lookahead)
         self.read_gate: threading.Event | None = None
-        # the vectors of the texts this writer embedded last (see _embed)
-        self._vectors: OrderedDict[bytes, array[float]] = OrderedDict()
-        self._vectors_lock = threading.Lock()
 
     # --- public -------------------------------------------------------------------------
     def commit(self, batch: GraphBatch, **options: Unpack[CommitOptions]) -> CommitResult:
@@ -380,28 +374,12 @@ class GraphWriter:
         tx_budget.check(changes, self.tx_limit, vectors, dimensions)
 
     def _embed(self, targets: list[NodeRecord]) -> dict[str, list[float]]:
-        """Vectors of ``targets`` (nodes of labels with a vector, see _vector_targets). A
-        text this writer embedded lately is not embedded again: a history replay restates a
-        document's later chunks with new offsets (an edit above them) but the same text, and
-        the model's work was most of a replay of a repository with documentation."""
+        """Vectors of ``targets`` (nodes of labels with a vector, see _vector_targets)."""
         if self.embedder is None or not targets:
             return {}
-        keys = [hashlib.blake2b(embedding_text(n).encode(), digest_size=16).digest()
-                for n in targets]
-        with self._vectors_lock:
-            known = {k: self._vectors[k] for k in keys if k in self._vectors}
-        todo = list(dict.fromkeys(k for k in keys if k not in known))
-        if todo:
-            texts = {k: embedding_text(n) for k, n in zip(keys, targets, strict=True)}
-            fresh = self.embedder.embed_documents([texts[k] for k in todo])
-            known.update((k, array("d", v)) for k, v in zip(todo, fresh, strict=True))
-        with self._vectors_lock:
-            for k in keys:
-                self._vectors[k] = known[k]
-                self._vectors.move_to_end(k)
-            while len(self._vectors) > EMBEDDED_TEXTS_KEPT:
-                self._vectors.popitem(last=False)
-        return {n.ceid: known[k].tolist() for n, k in zip(targets, keys, strict=True)}
+        texts = [embedding_text(n) for n in targets]
+        vectors = self.embedder.embed_documents(texts)
+        return {n.ceid: v for n, v in zip(targets, vectors, strict=True)}
 
     def _record_model(self, conn: psycopg.Connection[Any],
                       embeddings: dict[str, list[float]]) -> None:

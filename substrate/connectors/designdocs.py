@@ -98,11 +98,14 @@ def prose_paths(snap: GitSnapshot, folders: Iterable[str] = ()) -> list[str]:
     return sorted(found, key=lambda p: (p.count("/"), p))[:MAX_PROSE_DOCS]
 
 
-def design_batch(snap: GitSnapshot, index: NameIndex, folders: Iterable[str] = ()) -> GraphBatch:
-    """Document nodes for design documents and prose pages (:func:`prose_paths`; ``folders``:
-    those of services and modules), with MENTIONS edges to services."""
+def design_batch(snap: GitSnapshot, index: NameIndex, folders: Iterable[str] = (),
+                 prose: bool = True) -> GraphBatch:
+    """Document nodes for design documents and, with ``prose``, prose pages
+    (:func:`prose_paths`; ``folders``: those of services and modules), with MENTIONS edges
+    to services."""
     kinds = {p: "design" for p in snap.files() if is_design_path(p)}
-    kinds.update((p, prose_kind(p)) for p in prose_paths(snap, folders))
+    if prose:
+        kinds.update((p, prose_kind(p)) for p in prose_paths(snap, folders))
     snap.preload(kinds)
     batch = GraphBatch()
     for path, kind in kinds.items():

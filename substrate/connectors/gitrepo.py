@@ -219,7 +219,8 @@ def finalize(
     return out
 
 
-def _repository(snap: GitSnapshot, dirs: dict[str, str], index: NameIndex) -> GraphBatch:
+def _repository(snap: GitSnapshot, dirs: dict[str, str], index: NameIndex,
+                described: bool = True) -> GraphBatch:
     """The Repository node (described by its root README's first paragraph); every service
     with a folder is ``PART_OF`` it. A ``services/`` (``apps/``) folder proves it by its
     README (else first file); a folder linked from a manifest or descriptor (see
@@ -228,7 +229,8 @@ def _repository(snap: GitSnapshot, dirs: dict[str, str], index: NameIndex) -> Gr
     name = repo_name(snap.repo)
     rid = ceid("repo", name)
     node = NodeRecord(rid, "Repository", {"name": name}, (f"git:{name}",))
-    describe_repository(snap, node)
+    if described:
+        describe_repository(snap, node)
     batch = GraphBatch(nodes=[node])
     for cid, folder in sorted(dirs.items()):
         if folder.split("/", 1)[0] in SERVICE_ROOTS or not index.get(cid).provenance:
@@ -273,9 +275,12 @@ def ownership(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str],
 
 
 def batch_at(
-    repo_path: Path | str, commit: str = "HEAD", threshold: float = DEFAULT_THRESHOLD
+    repo_path: Path | str, commit: str = "HEAD", threshold: float = DEFAULT_THRESHOLD,
+    prose: bool = True,
 ) -> GraphBatch:
-    """Everything the repository says at ``commit`` (see the module docstring)."""
+    """Everything the repository says at ``commit`` (see the module docstring). ``prose``:
+    also its prose pages (READMEs and documentation pages as Documents, the root README as
+    the Repository's description), which a history replay reads at its last commit only."""
     snap = GitSnapshot(Path(repo_path), commit)
     index = NameIndex()
     dirs = register_folders(snap, index)
@@ -296,8 +301,8 @@ def batch_at(
     batch.extend(ownership(snap, index, dirs, module_paths))
     batch.extend(adr_batch(snap, index))
     batch.extend(postmortem_batch(snap, index))
-    batch.extend(design_batch(snap, index, [*dirs.values(), *module_paths.values()]))
-    batch.extend(_repository(snap, dirs, index))
+    batch.extend(design_batch(snap, index, [*dirs.values(), *module_paths.values()], prose))
+    batch.extend(_repository(snap, dirs, index, prose))
     entities = index.sorted_entities()
     batch.nodes[:0] = [entity_node(e) for e in entities]
     hold = frozenset(e.ceid for e in entities if e.pending_reason)

@@ -29,7 +29,7 @@ from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.cloudfoundry import is_cloudfoundry_path
 from substrate.connectors.codeowners import LOCATIONS
 from substrate.connectors.compose import is_compose_file
-from substrate.connectors.designdocs import is_design_path, is_prose_path
+from substrate.connectors.designdocs import is_design_path
 from substrate.connectors.dockerfile_env import is_dockerfile_path
 from substrate.connectors.envfiles import is_env_file
 from substrate.connectors.gitcmd import run_git
@@ -95,8 +95,6 @@ READERS: tuple[Reader, ...] = (
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
     Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),
     Reader("designdocs", is_design_path, "docs/design/**, docs/rfcs/**, design/**, ..."),
-    Reader("prose docs", is_prose_path, "**/README.md (readme.md, README.markdown), "
-           "docs/**/*.md, doc/**/*.md, documentation/**/*.md (not vendored trees)"),
 )
 
 

@@ -89,6 +89,7 @@ class HistoryParser:
         if path_filter:
             changes = changed_paths(repo)
             self.to_parse = commits_to_parse(self.shas, changes, reversed(list(changes)))
+            self.to_parse |= set(self.shas[-1:])  # where the prose pages are read
             _declare_parents(repo, changes)
             if len(self.to_parse) > 1:
                 self._trees = TreeWalk(repo, raw_changes(repo))
@@ -108,7 +109,10 @@ class HistoryParser:
                 continue
             if self._trees is not None:
                 known_tree(self.repo, sha, self._trees.at(sha))
-            batch = with_chunks(batch_at(self.repo, sha))
+            # the prose pages (READMEs, documentation) at the last commit only: read at every
+            # commit that edits one, they made a replay of a documented repository several
+            # times slower (fac: 328 snapshots instead of 102) for a history nobody asks for
+            batch = with_chunks(batch_at(self.repo, sha, prose=sha == self.shas[-1]))
             moves: list[renames.Rename] = (renames.find(self.repo, parsed, previous, sha, batch)
                      if previous is not None else [])
             previous, parsed = GraphBatch(list(batch.nodes), list(batch.edges)), sha

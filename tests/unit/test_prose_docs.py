@@ -111,11 +111,35 @@ def test_prose_kinds() -> None:
         "readme", "doc", "readme"]
 
 
-def test_history_replay_reads_the_prose() -> None:
-    assert is_relevant(("M", "docs/x.md")) and is_relevant(("M", "README.md"))
-    assert is_relevant(("A", "docs/guide/deploying.md")) and is_relevant(("M", "readme.md"))
-    assert is_read("tools/migrate/README.md") and is_read("documentation/a/b.markdown")
+def test_a_prose_page_alone_does_not_make_a_commit_replayed() -> None:
+    """A history replay reads the prose pages at its last commit only (replay_parse), so an
+    edit of one alone is no reason to parse a commit; the root README still is (its table of
+    services)."""
+    assert not is_relevant(("M", "docs/x.md")) and not is_relevant(("A", "docs/guide/a.md"))
+    assert is_relevant(("M", "README.md"))
     assert not is_read("CHANGELOG.md") and not is_read("node_modules/x/guide.md")
+
+
+def test_a_replay_reads_the_prose_pages_at_its_last_commit_only(tmp_path: Path) -> None:
+    from substrate.connectors.replay_parse import HistoryParser
+    repo = init_repo(tmp_path / "repo")
+    compose = "services:\n  api:\n    image: example/api:{}\n"
+    shas = [commit_tree(repo, {"docker-compose.yml": compose.format(1),
+                               "docs/guide.md": "# Guide\n\nHow we deploy api.\n"},
+                        "one", "2026-08-03T09:00:00Z"),
+            commit_tree(repo, {"docker-compose.yml": compose.format(2),
+                               "docs/guide.md": "# Guide\n\nHow we deploy api now.\n"},
+                        "two", "2026-08-04T09:00:00Z"),
+            commit_tree(repo, {"docker-compose.yml": compose.format(2),
+                               "docs/guide.md": "# Guide\n\nHow we deploy api today.\n"},
+                        "three", "2026-08-05T09:00:00Z")]
+    for path_filter in (True, False):
+        outcomes = list(HistoryParser(repo, shas, path_filter).outcomes())
+        docs = [[n.ceid for n in o.batch.nodes if n.label == "Document"] if o.batch else None
+                for o in outcomes]
+        assert docs == [[], [], ["doc:docs-guide-md"]], (path_filter, docs)
+        last = next(n for n in outcomes[-1].batch.nodes if n.ceid == "doc:docs-guide-md")
+        assert "today" in str(last.props["text"])
 
 
 def test_design_docs_are_documents_of_kind_design_in_questions() -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from yaml.nodes import MappingNode, Node
@@ -59,6 +60,32 @@ _MANIFEST = re.compile(r"^(?:manifest|manifest-[^/]+|[^/]+-manifest)\.ya?ml$")
 _YAML = (".yml", ".yaml")
 _PLACEHOLDER = re.compile(r"\(\(\s*([^()\s]+?)\s*\)\)")
 _ARCHIVE = (".jar", ".war", ".zip", ".tgz", ".tar.gz")
+# the environment a manifest is named for: manifest-staging.yml, production-manifest.yml
+_MANIFEST_ENV = re.compile(r"^(?:manifest[-_.](?P<a>[^/]+)|(?P<b>[^/]+)[-_.]manifest)\.ya?ml$",
+                           re.I)
+_ENV_STAND_INS = frozenset({"ENVIRONMENT", "ENV", "SPACE", "STAGE"})
+
+
+_ENV_WORDS = frozenset({"dev", "development", "test", "testing", "qa", "uat", "staging", "stage",
+                        "stg", "prod", "production", "preview", "demo", "sandbox", "stable",
+                        "perf", "int", "integration", "preprod", "live"})
+
+
+def manifest_env(path: str) -> str | None:
+    """``staging`` for ``deploy/manifest-staging.yml``; None for ``manifest.yml``."""
+    m = _MANIFEST_ENV.match(posixpath.basename(path))
+    return (m["a"] or m["b"]).lower() if m else None
+
+
+def manifest_envs(paths: list[str]) -> dict[str, str]:
+    """The environment each manifest is named for, when it is one: a word environments are
+    called by (``manifest-staging.yml``), or any name in a folder of two or more manifests
+    named so (``manifest-aa.yaml``, ``manifest-cw.yaml``: a sandbox per developer); not the
+    application a lone ``manifest-fac.yml`` names."""
+    named = {p: e for p in paths if (e := manifest_env(p)) is not None}
+    per_folder = Counter(posixpath.dirname(p) for p in named)
+    return {p: e for p, e in named.items()
+            if e in _ENV_WORDS or per_folder[posixpath.dirname(p)] > 1}
 # the words of a brokered service instance's name (AWS brokers of cloud.gov and GOV.UK PaaS)
 _INSTANCE_KINDS: dict[str, tuple[str, ...]] = {
     "database": ("rds", "aurora", "db", "database", "sql", "psql", "pg"),
@@ -102,6 +129,23 @@ class Resolved:
     @property
     def unresolved(self) -> bool:
         return bool(_PLACEHOLDER.search(self.fact.value))
+
+    def for_every(self, env: str | None) -> Resolved:
+        """The name every environment deploys: without the word naming the environment
+        ``env`` its manifest is named for (``getgov-staging`` and ``getgov-staging-database``
+        in ``manifest-staging.yaml`` are ``getgov`` and ``getgov-database``), or a capitalised
+        stand-in for one (``getgov-ENVIRONMENT``); unchanged when that is all of it."""
+        value = self.fact.value
+        words = re.split(r"([-_.])", value)  # words and the separators between them
+        drop = {i for i, w in enumerate(words[::2]) if w in _ENV_STAND_INS
+                or (env is not None and w.lower() == env)}
+        if not drop or len(drop) == len(words[::2]):
+            return self
+        parts: list[str] = []
+        for i, word in enumerate(words[::2]):
+            if i not in drop:  # each kept word after the first with the separator before it
+                parts += [words[2 * i - 1], word] if parts else [word]
+        return Resolved(Fact("".join(parts), self.fact.path, self.fact.line), self.vars)
 
     def as_name(self) -> Resolved:
         """The value as a name: a placeholder the vars files give several values
@@ -204,12 +248,14 @@ def _source(snap: GitSnapshot, manifest: str, given: Fact | None) -> str | None:
     return folder if inside and any(p.startswith(folder + "/") for p in snap.files()) else None
 
 
-def _read_app(snap: GitSnapshot, node: Node, path: str, found: _Vars) -> CfApp | None:
+def _read_app(snap: GitSnapshot, node: Node, path: str, found: _Vars,
+              env: str | None = None) -> CfApp | None:
     def value(at: Node | None) -> Fact | None:
         given = fact(at, path)
         return found.resolve(given).fact if given is not None else None
 
-    name = found.resolve(fact(get(node, "name"), path) or Fact("", path, 0)).as_name()
+    name = found.resolve(fact(get(node, "name"), path) or Fact("", path, 0)).as_name() \
+        .for_every(env)
     if name.unresolved or not name.fact.value.strip():
         return None
     app = CfApp(name, path, image=value(path_get(node, "docker", "image")),
@@ -220,7 +266,7 @@ def _read_app(snap: GitSnapshot, node: Node, path: str, found: _Vars) -> CfApp |
     for item in items(get(node, "services")):
         given = fact(item, path) or fact(get(item, "name"), path)
         if given is not None:
-            app.services.append(found.resolve(given).as_name())
+            app.services.append(found.resolve(given).as_name().for_every(env))
     app.routes = [f for r in items(get(node, "routes")) if (f := value(get(r, "route")))]
     packs = [*items(get(node, "buildpacks")), get(node, "buildpack")]
     app.attributes = [("buildpack", f) for b in packs if (f := value(b))]
@@ -241,6 +287,7 @@ def read_cloudfoundry(snap: GitSnapshot) -> list[CfApp]:
                    key=lambda p: (p.count("/"), p))
     snap.preload(paths)
     by_folder: dict[str, _Vars] = {}
+    envs = manifest_envs(paths)
     out: list[CfApp] = []
     for path in paths:
         text = snap.read(path)
@@ -248,7 +295,7 @@ def read_cloudfoundry(snap: GitSnapshot) -> list[CfApp]:
         for node in _manifest_apps(text):
             if folder not in by_folder and "((" in text:
                 by_folder[folder] = vars_files(snap, folder)
-            app = _read_app(snap, node, path, by_folder.get(folder) or _Vars())
+            app = _read_app(snap, node, path, by_folder.get(folder) or _Vars(), envs.get(path))
             if app is not None:
                 out.append(app)
     return out

@@ -5,6 +5,8 @@ ignored; the replay's path filter keeps manifests and vars files."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from substrate.connectors.cloudfoundry import instance_kind, is_cloudfoundry_path
@@ -186,3 +188,30 @@ def test_the_replay_filter_keeps_manifests_and_vars_files() -> None:
         assert is_relevant(("M", path), cf) and is_cloudfoundry_path(path)
     assert not is_cloudfoundry_path("app/main.py")
     assert not is_cloudfoundry_path(".github/workflows/deploy.yml")
+
+
+def test_one_app_in_a_manifest_per_environment_is_one_service(tmp_path: Path) -> None:
+    """manage.get.gov has ops/manifests/manifest-<env>.yaml for each of ~25 environments, each
+    naming getgov-<env> bound to getgov-<env>-database: one application, one database; a
+    template's getgov-ENVIRONMENT too."""
+    repo = init_repo(tmp_path / "repo")
+    app = ("applications:\n- name: getgov-{e}\n  services:\n    - getgov-credentials\n"
+           "    - getgov-{e}-database\n")
+    commit_tree(repo, {f"ops/manifests/manifest-{e}.yaml": app.format(e=e)
+                       for e in ("staging", "stable", "aa")}
+                | {"ops/scripts/manifest-sandbox-template.yaml": app.format(e="ENVIRONMENT")},
+                "envs", "2026-08-03T09:00:00Z")
+    batch = batch_at(repo)
+    services = sorted(n.ceid for n in batch.nodes if n.label == "Service")
+    assert services == ["service:getgov"]
+    bound = sorted({e.dst for e in batch.edges if e.type == "DEPENDS_ON"})
+    assert bound == ["infra:getgov-credentials", "infra:getgov-database"]
+
+
+def test_a_lone_manifest_named_for_its_app_names_no_environment() -> None:
+    from substrate.connectors.cloudfoundry import manifest_envs
+    assert manifest_envs(["backend/manifests/manifest-fac.yml"]) == {}  # GSA-TTS/FAC
+    assert manifest_envs(["deploy/manifest-staging.yml"]) == {
+        "deploy/manifest-staging.yml": "staging"}
+    assert manifest_envs(["ops/manifest-aa.yaml", "ops/manifest-cw.yaml", "manifest.yml"]) == {
+        "ops/manifest-aa.yaml": "aa", "ops/manifest-cw.yaml": "cw"}

@@ -126,7 +126,9 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.OWNERSHIP, 0.8, r"\bcodeowners\b"),
     (_I.OWNERSHIP, 0.6, r"\bmaintain(?:s|er|ers)\b|\bresponsible\s+for\b|\bwhich\s+team\b"
                         r"|\blooks?\s+after\b|\btakes?\s+care\s+of\b"),
-    (_I.OWNERSHIP, 0.4, r"\bon-?call\b|\bcontact\b"),
+    # "who is on call for X?", not "how do I add someone to the on-call rota?" (a how-to)
+    (_I.OWNERSHIP, 0.4, r"^(?!\W*how\s+(?:do|can|should|would|to)\b).*?"
+                        r"(?:\bon[-\s]?call\b|\bcontact\b)"),
     # "who should I talk to about the ledger?", "who do I ask about checkout?"
     (_I.OWNERSHIP, 0.8, r"\bwho\s+(?:should|do|can|could|would)\s+(?:i|we)\s+(?:talk|speak|ask"
                         r"|reach(?:\s+out)?|go|contact|ping|escalate)\b|\bpoints?\s+of\s+contact\b"

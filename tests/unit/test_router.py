@@ -232,3 +232,13 @@ def test_blast_radius_keeps_an_explicit_depth() -> None:
 ])
 def test_what_a_service_does_is_an_attribute_question(question: str, intent: Intent) -> None:
     assert classify(question, NOW).intent is intent
+
+
+@pytest.mark.parametrize(("question", "intent"), [
+    ("Who is on call for payments?", Intent.OWNERSHIP),
+    ("Who should I contact about checkout?", Intent.OWNERSHIP),
+    # a how-to naming the rota is not a question of who owns something
+    ("How do I add a team member to the PagerDuty on-call rota?", Intent.FREE_TEXT),
+])
+def test_on_call_asks_who_unless_it_asks_how(question: str, intent: Intent) -> None:
+    assert classify(question).intent is intent

@@ -89,13 +89,23 @@ def table_paths(snap: GitSnapshot) -> list[str]:
 
 
 def service_rows(text: str) -> list[ServiceRow]:
-    """The rows of every service table in ``text`` (see the module docstring)."""
+    """The rows of every service table in ``text`` (see the module docstring), and the list
+    items naming a service with what it is (:func:`_item`)."""
     rows: list[ServiceRow] = []
     columns: _Columns | None = None  # inside a table: None until its header row is read
     in_table = False
     cells: list[tuple[str, str]] = []
     line = 0
+    items = 0  # depth of list items around the token
     for token in _MARKDOWN.parse(text):
+        if token.type == "list_item_open":
+            items += 1
+        elif token.type == "list_item_close":
+            items -= 1
+        elif token.type == "inline" and items and not in_table:
+            item = _item(token, token.map[0] + 1 if token.map else 0)
+            if item is not None:
+                rows.append(item)
         if token.type == "table_open":
             in_table, columns = True, None
         elif token.type == "tr_open":
@@ -112,6 +122,28 @@ def service_rows(text: str) -> list[ServiceRow]:
         elif token.type == "table_close":
             in_table = False
     return rows
+
+
+# a list item naming a service and saying what it is: "- **Visits Service**: Manages pet
+# visit records.", "* `cart` - the shopping cart", "- [Orders](src/orders) — order history"
+_ITEM = re.compile(r"^\s*(?:\*\*|__|`)?\s*(?:\[(?P<link>[^\]]{2,60})\]\([^)]*\)|"
+                   r"(?P<name>[^*_`:\[\]]{2,60}?))\s*(?:\*\*|__|`)?\s*(?::|\s[-–—]\s)\s*"
+                   r"(?P<text>\S.{8,})$")
+
+
+def _item(token: Token, line: int) -> ServiceRow | None:
+    """The service a list item names with what it says about it, None when it names none
+    that way (its first words are no name set off by bold, code or a link, then a colon or
+    a dash)."""
+    content = token.content.strip()
+    if not content.startswith(("**", "__", "`", "[")):
+        return None
+    found = _ITEM.match(content)
+    if found is None:
+        return None
+    name = (found["link"] or found["name"] or "").strip()
+    text = inline_text(found["text"]).strip()
+    return ServiceRow(line, name, _first_href(token), text, "") if name and text else None
 
 
 @dataclass(frozen=True)

@@ -129,3 +129,39 @@ def test_a_docs_service_page_and_readmes_that_do_not_describe(tmp_path: Path) ->
     assert nodes["service:payment"]["description"] == "Charges the card."
     assert is_read("docs/service_table.md") and is_read("SERVICES.md")
     assert not is_table_path("docs/setup.md")  # read, as a prose document (designdocs)
+
+
+BULLETS = """\
+# Spring Petclinic Microservices
+
+The application is split into several services:
+
+* **Customers Service**: Manages customer and pet data.
+* **Visits Service** - Manages pet visit records.
+* `vets-service`: Provides veterinarian information.
+* **Step 1**: run docker compose up before anything else
+"""
+
+
+def test_a_readme_list_of_services_describes_them(tmp_path: Path) -> None:
+    """spring-petclinic-microservices lists its services as bold names in a bullet list: each
+    item naming a service says what it is, cited at its line; an item naming none is no
+    service."""
+    rows = [(r.line, r.name, r.description) for r in service_rows(BULLETS)]
+    assert rows[:3] == [(5, "Customers Service", "Manages customer and pet data."),
+                        (6, "Visits Service", "Manages pet visit records."),
+                        (7, "vets-service", "Provides veterinarian information.")]
+    repo = init_repo(tmp_path / "repo")
+    compose = "services:\n" + "".join(
+        f"  {n}-service:\n    image: petclinic/{n}-service:1\n"
+        for n in ("customers", "visits", "vets"))
+    short = commit_tree(repo, {"docker-compose.yml": compose, "README.md": BULLETS}, "init",
+                        "2026-08-03T09:00:00Z")[:7]
+    described = {n.ceid: n.props.get("description") for n in batch_at(repo).nodes
+                 if n.label == "Service"}
+    assert described == {"service:customers-service": "Manages customer and pet data.",
+                         "service:visits-service": "Manages pet visit records.",
+                         "service:vets-service": "Provides veterinarian information."}
+    visits = next(n for n in batch_at(repo).nodes if n.ceid == "service:visits-service")
+    assert f"description|Manages pet visit records.|README.md#L6@{short}" in \
+        visits.props["attribute_refs"]

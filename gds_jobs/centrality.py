@@ -127,6 +127,9 @@ def _undirected(ctx: JobContext, scope: ReadScope, progress: ProgressFn) -> dict
         algo = ctx.gds
         _guarded(ctx, progress, "wcc", lambda: algo.wcc.estimate(g, relationship_types=t),
                  lambda: algo.wcc.mutate(g, "wcc", relationship_types=t))
+        if not g.relationship_count():  # GDS 2.13 fails on a graph of no relationship
+            # (ArrayIndexOutOfBounds): with none, no node disconnects anything
+            return {c: {**m, "articulation": 0} for c, m in _stream(ctx, g, ["wcc"]).items()}
         _guarded(ctx, progress, "articulation points",
                  lambda: algo.articulation_points.estimate(g, relationship_types=t),
                  lambda: algo.articulation_points.mutate(g, "articulation",

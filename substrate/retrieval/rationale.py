@@ -375,6 +375,17 @@ def content_words(text: str) -> set[str]:
             for w in words}
 
 
+def on_topic(question: str, fact: dict[str, Any]) -> bool:
+    """Do a record's title and quotes (a ``rationale`` fact) share at least a third of the
+    question's content words (one at least)? A question no family answers is quoted from
+    the best-ranked ADR only then: "which Kafka topics does the API publish to?" is not
+    answered by an ADR on feature flags that mentions the API once."""
+    asked = content_words(question)
+    said = content_words(" ".join([str((fact.get("adr") or {}).get("name") or ""),
+                                   *(str(q.get("text") or "") for q in fact.get("quotes") or [])]))
+    return len(asked & said) >= max(1, -(-len(asked) // 3))
+
+
 def title_text(entity: dict[str, Any], path: str | None) -> str:
     """What an ADR is called: its title and its file's name (``0042-gracefully-handle-
     samgov-4xx-errors.md``: the name states the decision even when a copied heading does

@@ -38,7 +38,7 @@ from substrate.retrieval.history_facts import when_results
 from substrate.retrieval.linking import link_entities, named_seeds
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
-from substrate.retrieval.rationale import is_decision, rationale
+from substrate.retrieval.rationale import is_decision, on_topic, rationale
 from substrate.retrieval.registry import (
     RISK_PLAN,
     STRATEGIES,
@@ -54,6 +54,7 @@ from substrate.retrieval.time_scope import pin_scope
 from substrate.security.pii import redact
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
+FOUND_NOT_ASKED = 0.8  # an ADR's quotes answering a question no family took: less sure
 STRATEGY_TIMEOUT = 20.0
 
 
@@ -265,10 +266,12 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         # "what is our backup strategy?": no family answers, and the best match is an ADR
         # (or a chunk of one): that record's sentences closest to the question, quoted
         quoted = await rationale(ctx, fused[:1], reranker)
-        if quoted is not None and quoted.facts:
+        if quoted is not None and quoted.facts and on_topic(query, quoted.facts[0]):
             results, answered_as = {**results, "rationale": quoted}, "decision_rationale"
             text, citations = answers.compose(answered_as, results, fused)
     answer_confidence, composed = calibrated(answered_as, results, text), text
+    if answered_as != str(route.intent):  # the record matched the question; nothing asked it
+        answer_confidence = round(answer_confidence * FOUND_NOT_ASKED, 3)
     text, citations = nl_cypher.answer(results, text, citations)
     if chat is not None:
         try:

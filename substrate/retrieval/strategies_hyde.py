@@ -9,7 +9,7 @@ from substrate.llm.roles import RoleLLM, Usage, role_config
 from substrate.retrieval.context import SearchContext, StrategyResult
 from substrate.retrieval.registry import register
 from substrate.retrieval.router import Intent
-from substrate.retrieval.strategies_text import entity_hit
+from substrate.retrieval.strategies_text import entity_hit, tenant_rows
 from substrate.settings import ENV_DEFAULTS
 
 PROMPT = ("Write a short paragraph, in the style of an engineering organisation's architecture "
@@ -19,8 +19,8 @@ PROMPT = ("Write a short paragraph, in the style of an engineering organisation'
 
 async def hyde(ctx: SearchContext) -> StrategyResult:
     result = StrategyResult("hyde")
-    plain = await ctx.reader.rows("retrieval/vector_entities", ctx.scope,
-                                  embedding=await ctx.query_embedding(), k=1)
+    plain = await tenant_rows(ctx, "retrieval/vector_entities", 1,
+                              embedding=await ctx.query_embedding())
     # Neo4j's cosine vector index scores (1 + cos) / 2; the threshold is on the cosine
     best = 2.0 * float(plain[0]["score"]) - 1.0 if plain else 0.0
     threshold = float(ctx.settings.env.get("HYDE_THRESHOLD") or ENV_DEFAULTS["HYDE_THRESHOLD"])
@@ -38,8 +38,8 @@ async def hyde(ctx: SearchContext) -> StrategyResult:
     finally:
         await llm.aclose()
     vector = await ctx.embed_query(document)
-    rows = await ctx.reader.rows("retrieval/vector_entities", ctx.scope, embedding=vector,
-                                 k=ctx.options.top_k)
+    rows = await tenant_rows(ctx, "retrieval/vector_entities", ctx.options.top_k,
+                             embedding=vector)
     result.hits = [entity_hit(r) for r in rows]
     result.facts = [{"hypothetical_document": document, "question_cosine": best,
                      "threshold": threshold, "role": config.role, "usage": usage.summary()}]

@@ -25,14 +25,34 @@ def entity_hit(row: dict[str, Any]) -> Hit:
                str(row.get("text") or e.get("name") or "")[:600], float(row["score"]))
 
 
+POOL = 4  # candidates read from a shared index per result wanted
+WIDE_POOL = 10_000  # the full-text candidates read when POOL held too few of this tenant's
+
+
+async def tenant_rows(ctx: SearchContext, template: str, k: int,
+                      **params: Any) -> list[dict[str, Any]]:
+    """The ``k`` best rows of an index search template for the caller's tenant. The vector
+    and full-text indexes hold every tenant's nodes: their ``k * POOL`` best are read and
+    this tenant's kept; when that leaves fewer than ``k`` (a tenant among larger ones), a
+    vector search scores the tenant's own embedded nodes exactly and a full-text search reads
+    ``WIDE_POOL`` candidates. Before, a small tenant beside larger ones got no vector hit."""
+    rows = await ctx.reader.rows(template, ctx.scope, k=k, pool=k * POOL, **params)
+    if len(rows) >= k:
+        return rows
+    if "embedding" in params:
+        return await ctx.reader.rows(template, ctx.scope, {"exact": True}, k=k, pool=0,
+                                     **params)
+    return await ctx.reader.rows(template, ctx.scope, k=k, pool=WIDE_POOL, **params)
+
+
 def keyword_query(ctx: SearchContext) -> str:
     words = [w for w in ctx.query.split() if len(w) > 2]
     return any_of(list(ctx.route.mentions) + words)
 
 
 async def vector(ctx: SearchContext) -> StrategyResult:
-    rows = await ctx.reader.rows("retrieval/vector_entities", ctx.scope,
-                                 embedding=await ctx.query_embedding(), k=ctx.options.top_k)
+    rows = await tenant_rows(ctx, "retrieval/vector_entities", ctx.options.top_k,
+                             embedding=await ctx.query_embedding())
     return StrategyResult("vector", hits=[entity_hit(r) for r in rows])
 
 
@@ -40,8 +60,8 @@ async def keyword(ctx: SearchContext) -> StrategyResult:
     lucene = keyword_query(ctx)
     if not lucene:
         return StrategyResult("keyword", note="no searchable words")
-    rows = await ctx.reader.rows("retrieval/keyword_entities", ctx.scope, lucene=lucene,
-                                 k=ctx.options.top_k)
+    rows = await tenant_rows(ctx, "retrieval/keyword_entities", ctx.options.top_k,
+                             lucene=lucene)
     return StrategyResult("keyword", hits=[entity_hit(r) for r in rows])
 
 
@@ -77,11 +97,10 @@ async def chunk_graph(ctx: SearchContext) -> StrategyResult:
     k = int(given.pop("seed_top_k", ctx.options.top_k))
     top = ctx.options.top_k
     keyword_weight = float(given.pop("keyword_weight", 0.3))
-    vec = await ctx.reader.rows("retrieval/vector_chunks", ctx.scope,
-                                embedding=await ctx.query_embedding(), k=k)
+    vec = await tenant_rows(ctx, "retrieval/vector_chunks", k,
+                            embedding=await ctx.query_embedding())
     lucene = keyword_query(ctx)
-    kw = await ctx.reader.rows("retrieval/keyword_chunks", ctx.scope, lucene=lucene, k=k) \
-        if lucene else []
+    kw = await tenant_rows(ctx, "retrieval/keyword_chunks", k, lucene=lucene) if lucene else []
     texts = {r["ceid"]: (r["text"], r["doc"]) for r in [*vec, *kw]}
     cos = {r["ceid"]: float(r["score"]) for r in vec}
     seeds = hybrid_seeds(ranked_by_score(cos), ranked_by_score(

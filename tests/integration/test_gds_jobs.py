@@ -360,3 +360,26 @@ def test_job_timings(
         figures[name] = round(time.perf_counter() - started, 3)
     with capsys.disabled():
         print(f"\n[gds_jobs timings, {len(SERVICES) + len(INFRA)} nodes] {figures}")
+
+
+def test_a_namespace_is_no_risk_and_a_graph_of_no_dependency_ranks(
+        ctx: JobContext, stack: Settings) -> None:
+    """A Kubernetes namespace HOSTS the services it groups: that is no dependency of theirs,
+    so it is not ranked (Online Boutique ranked its implicit default namespace first). With it
+    left out, a tenant whose only edges were a namespace's has no dependency at all, and the
+    metrics still compute (GDS's articulation points fail on a graph of no relationship)."""
+    tenant = f"t-ns-{uuid.uuid4().hex[:8]}"
+    driver = neo4j_driver(stack)
+    try:
+        ns = NodeRecord("infra:namespace-default", "Infrastructure",
+                        {"name": "default namespace", "kind": "namespace"})
+        GraphWriter(stack, driver).commit(GraphBatch(
+            nodes=[ns, *(NodeRecord(f"service:{n}", "Service", {"name": n})
+                         for n in ("web", "api"))],
+            edges=[_edge("HOSTS", "infra:namespace-default", f"service:{n}")
+                   for n in ("web", "api")]), source="test", tenant=tenant)
+        ranked = rank_risks(ctx, job_scope(stack, tenant), limit=5)
+        assert "infra:namespace-default" not in [i.ceid for i in ranked]
+    finally:
+        driver.execute_query("MATCH (n {tenant_id: $t}) DETACH DELETE n", t=tenant)
+        driver.close()

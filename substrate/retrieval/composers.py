@@ -242,7 +242,9 @@ def rationale(fact: dict[str, Any], cites: Citations) -> str:
     status_ref = cites.cite({"evidence_ref": fact["status_ref"], "type": "STATUS",
                              "from": adr.get("ceid"), "to": status, "source": "git"}) \
         if fact.get("status_ref") else ""
-    later = [x for x in fact.get("superseded_by") or [] if "supersede" not in written.lower()]
+    # the later record named even when the status says "Superseded 0019": its title tells
+    # what replaced this one ("Use bash and go")
+    later = list(fact.get("superseded_by") or [])
     in_force = [x for x in later if x.get("status") in (None, "accepted", "superseded")]
     if in_force:  # only the later record says so
         status_ref += "; superseded by " + ", ".join(
@@ -253,6 +255,10 @@ def rationale(fact: dict[str, Any], cites: Citations) -> str:
                        f"({x.get('status')}) would supersede it{cites.cite(x['hop'])}")
     head = (f"{adr.get('ceid', 'The ADR')} \"{name(adr)}\" (status {status}{status_ref}"
             f", dated {fact.get('date') or 'undated'})")
+    old = fact.get("replaces")
+    if old:  # answered in place of the record it superseded, which matched the question
+        head += (f", which superseded {old['adr'].get('ceid')} \"{name(old['adr'])}\""
+                 f"{cites.cite(old['hop'])}")
     quotes = []
     for q in fact.get("quotes") or []:
         ref = cites.cite({"evidence_ref": q["evidence_ref"], "type": "QUOTES",

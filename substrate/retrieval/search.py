@@ -141,6 +141,25 @@ async def _run_one(ctx: SearchContext, name: str, emit: Emit,
     return result
 
 
+async def _in_force(ctx: SearchContext, quoted: StrategyResult | None,
+                    reranker: Any) -> StrategyResult | None:
+    """The record in force in place of a superseded one ("what are the team's core
+    languages?" matched ADR 4, which ADR 19 superseded): the later record's quotes, saying
+    which one it replaced; ``quoted`` itself when none replaced it or it has no text."""
+    fact = quoted.facts[0] if quoted is not None and quoted.facts else None
+    newer = [x for x in (fact or {}).get("superseded_by") or []
+             if x.get("status") in (None, "accepted", "superseded")]
+    if fact is None or not newer:
+        return quoted
+    entity = newer[0]["entity"]
+    later = await rationale(ctx, [Hit(str(entity["ceid"]), str(entity.get("name") or ""),
+                                      "DecisionNode", "", 1.0)], reranker)
+    if later is None or not later.facts:
+        return quoted
+    later.facts[0]["replaces"] = {"adr": fact["adr"], "hop": newer[0]["hop"]}
+    return later
+
+
 async def _run_plan(ctx: SearchContext, plan: list[str], emit: Emit, staged: bool,
                     ready: tuple[StrategyResult, float] | None = None
                     ) -> tuple[dict[str, StrategyResult], dict[str, str]]:
@@ -266,6 +285,7 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         # "what is our backup strategy?": no family answers, and the best match is an ADR
         # (or a chunk of one): that record's sentences closest to the question, quoted
         quoted = await rationale(ctx, fused[:1], reranker)
+        quoted = await _in_force(ctx, quoted, reranker)
         if quoted is not None and quoted.facts and on_topic(query, quoted.facts[0]):
             results, answered_as = {**results, "rationale": quoted}, "decision_rationale"
             text, citations = answers.compose(answered_as, results, fused)

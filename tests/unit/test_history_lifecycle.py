@@ -196,3 +196,30 @@ def test_a_proposed_record_would_supersede_only() -> None:
                     "evidence_ref": "docs/adr/0016-admin-ui.md#L11@cf91439"}]}, c.Citations())
     assert text.startswith('adr:0016 "Admin UI Authorisation MVP" (status accepted[1]; adr:0033 '
                            '"Admin UI scope-based RBAC" (proposed) would supersede it[2], dated')
+
+
+def test_a_record_answering_in_place_of_the_one_it_superseded_says_so() -> None:
+    """modernisation-platform: "what are the team's core languages?" matched ADR 4, which
+    ADR 19 superseded; ADR 19 answers and names ADR 4, cited at its supersession line; a
+    superseded record names the later one even when its own status already says so."""
+    cites = c.Citations()
+    hop = {"type": "SUPERSEDES", "from": "adr:0019", "to": "adr:0004",
+           "evidence_ref": "adr/0004-use-bash-node-python.md#L7@cf91439"}
+    text = c.rationale({
+        "adr": {"ceid": "adr:0019", "name": "Use bash and go"}, "status": "accepted",
+        "date": "2021-11-01", "replaces": {"adr": {"ceid": "adr:0004",
+                                                    "name": "Use bash, node and python"},
+                                            "hop": hop},
+        "quotes": [{"section": "Decision", "text": "We will use bash and go.",
+                    "evidence_ref": "adr/0019-use-bash-and-go.md#L15@cf91439"}]}, cites)
+    assert text.startswith('adr:0019 "Use bash and go" (status accepted, dated 2021-11-01), '
+                           'which superseded adr:0004 "Use bash, node and python"[1]')
+    old = c.rationale({
+        "adr": {"ceid": "adr:0004", "name": "Use bash, node and python"},
+        "status": "superseded", "status_text": "⌛️ Superseded 0019", "date": "2020-11-19",
+        "superseded_by": [{"entity": {"ceid": "adr:0019", "name": "Use bash and go"},
+                           "hop": hop, "status": "accepted"}],
+        "quotes": [{"section": "Context", "text": "We need languages.",
+                    "evidence_ref": "adr/0004-use-bash-node-python.md#L11@cf91439"}]},
+        c.Citations())
+    assert 'superseded by adr:0019 "Use bash and go"' in old

@@ -29,6 +29,8 @@ Place = tuple[int, int]  # (position in the question, minus the name's length in
 PREFIXES = ("service", "infra", "team", "repo", "module")  # the ceid prefixes it links
 MIN_PREFIX = 4
 _SUFFIXES = ("service", "svc", "api", "server")
+ROLE_WORDS = frozenset({"api", "ui", "web", "app", "db", "cli", "bff", "worker", "frontend",
+                        "backend", "gateway", "admin"})
 _WORD = re.compile(r"[A-Za-z0-9][\w.-]*")
 # (tenant, version, clearance, jurisdictions) -> the gazetteer of that view
 _CACHE: dict[tuple[str, int, tuple[str, ...], tuple[str, ...] | None], Gazetteer] = {}
@@ -133,12 +135,16 @@ class Gazetteer:
     def _unique_prefixes(self, words: list[tuple[int, str]]
                          ) -> list[tuple[Place, dict[str, Any]]]:
         found: list[tuple[Place, dict[str, Any]]] = []
+        before = ""
         for pos, word in words:
-            w = squash(word)
-            if len(w) < MIN_PREFIX or is_stop_word(word):
+            w, previous, before = squash(word), before, word.lower()
+            # "the API", "the UI": a short role word after "the" is the one service named
+            # "<something>-api" (notify-api), when exactly one is; never a prefix
+            role = w in ROLE_WORDS and previous == "the"
+            if (len(w) < MIN_PREFIX and not role) or (is_stop_word(word) and not role):
                 continue
-            for keys, held in ((self._keys, self.services),
-                               (self._infra_keys, self.infrastructure)):
+            for keys, held in () if role else ((self._keys, self.services),
+                                               (self._infra_keys, self.infrastructure)):
                 hits = _starting_with(keys, w)
                 if hits:  # a service first; infrastructure only when no service begins so
                     if len(hits) == 1:

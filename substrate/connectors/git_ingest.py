@@ -17,7 +17,7 @@ from substrate.connectors.history import CommitInfo, first_parent_commits
 from substrate.connectors.replay_lock import latest_valid_at, replay_lock
 from substrate.connectors.replay_parse import Parsed, parsed_ahead
 from substrate.connectors.replay_parse import with_chunks as with_chunks
-from substrate.errors import BatchTooLarge
+from substrate.errors import BatchTooLarge, NotFound
 from substrate.graph.fitting import Part, commit_fitting
 from substrate.graph.merge import merge_entities
 from substrate.graph.records import EdgeRecord, GraphBatch
@@ -74,8 +74,15 @@ def _carry_identity(writer: GraphWriter, tenant: str, source: str, commit: Commi
                       valid_at=when, note=f"{commit.sha} rename {move.old.ceid} -> "
                       f"{move.new.ceid}")
     else:
-        merge_entities(writer, tenant, move.new.ceid, move.old.ceid, move.evidence_ref,
-                       actor=f"git-rename {commit.sha[:7]}", valid_at=when, alias_props=props)
+        try:
+            merge_entities(writer, tenant, move.new.ceid, move.old.ceid, move.evidence_ref,
+                           actor=f"git-rename {commit.sha[:7]}", valid_at=when,
+                           alias_props=props)
+        except NotFound:  # the old name was never written (held for review as ambiguous,
+            # fac's "((service_name))-deployer" binding): there is no identity to carry
+            progress(f"[git] {commit.sha[:8]} renamed {move.old.ceid} -> {move.new.ceid}: "
+                     f"{move.old.ceid} is not in the graph, nothing to carry")
+            return
     progress(f"[git] {commit.sha[:8]} renamed {move.old.ceid} -> {move.new.ceid} "
              f"({move.kind}: {move.from_path} -> {move.to_path}"
              f"{', linked' if move.link_only else ''})")

@@ -282,13 +282,18 @@ def _read_app(snap: GitSnapshot, node: Node, path: str, found: _Vars,
 
 
 def read_cloudfoundry(snap: GitSnapshot) -> list[CfApp]:
-    """Every application of the snapshot's manifests (shallowest manifest first)."""
+    """Every application of the snapshot's manifests (shallowest manifest first). An
+    application a manifest per environment declares again (``getgov`` in each of
+    manage.get.gov's ~25 ``manifest-<env>.yaml``) is read from the first of them only: the
+    others state the same application elsewhere, and a new environment's manifest would
+    otherwise change the graph (one more snapshot in a replay) for nothing it adds."""
     paths = sorted((p for p in snap.files() if is_manifest_path(p)),
                    key=lambda p: (p.count("/"), p))
     snap.preload(paths)
     by_folder: dict[str, _Vars] = {}
     envs = manifest_envs(paths)
     out: list[CfApp] = []
+    per_env: set[str] = set()  # the names read from a manifest per environment
     for path in paths:
         text = snap.read(path)
         folder = posixpath.dirname(path)
@@ -296,8 +301,14 @@ def read_cloudfoundry(snap: GitSnapshot) -> list[CfApp]:
             if folder not in by_folder and "((" in text:
                 by_folder[folder] = vars_files(snap, folder)
             app = _read_app(snap, node, path, by_folder.get(folder) or _Vars(), envs.get(path))
-            if app is not None:
-                out.append(app)
+            if app is None:
+                continue
+            named = app.name.fact.value.lower()
+            if path in envs:
+                if named in per_env:
+                    continue
+                per_env.add(named)
+            out.append(app)
     return out
 
 

@@ -215,3 +215,24 @@ def test_a_lone_manifest_named_for_its_app_names_no_environment() -> None:
         "deploy/manifest-staging.yml": "staging"}
     assert manifest_envs(["ops/manifest-aa.yaml", "ops/manifest-cw.yaml", "manifest.yml"]) == {
         "ops/manifest-aa.yaml": "aa", "ops/manifest-cw.yaml": "cw"}
+
+
+def test_a_new_environments_manifest_changes_nothing(tmp_path: Path) -> None:
+    """A developer's sandbox manifest added to manage.get.gov's ops/manifests declares the
+    same application again: the repository's batch is the same before and after it (no
+    snapshot in a replay), read from the first manifest of the family."""
+    app = ("applications:\n- name: getgov-{e}\n  routes:\n    - route: getgov-{e}.app.cloud.gov\n"
+           "  services:\n    - getgov-{e}-database\n")
+    repo = init_repo(tmp_path / "repo")
+    files = {f"ops/manifests/manifest-{e}.yaml": app.format(e=e) for e in ("aa", "stable")}
+    commit_tree(repo, files, "two", "2026-08-03T09:00:00Z")
+    before = batch_at(repo)
+    commit_tree(repo, {**files, "ops/manifests/manifest-zz.yaml": app.format(e="zz")}, "three",
+                "2026-08-04T09:00:00Z")
+    after = batch_at(repo)
+
+    def cf(b: GraphBatch) -> list[tuple[str, str]]:
+        return sorted((n.ceid, repr(sorted(n.props.items()))) for n in b.nodes
+                      if "cloudfoundry" in (n.props.get("deployed_by") or ()))
+    assert [c for c, _ in cf(after)] == ["infra:getgov-database", "service:getgov"]
+    assert cf(before) == cf(after)  # evidence by blame: the first manifest's lines, unchanged

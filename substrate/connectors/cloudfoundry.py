@@ -55,6 +55,11 @@ from substrate.connectors.yamlnodes import Fact, compose_all, fact, get, items, 
 from substrate.graph.records import slug
 
 DEPLOYED_BY = "cloudfoundry"
+# what a buildpack (by name or URL) runs: the application's language; the first that matches
+# (nodejs before java: "java" is no part of it; apt/staticfile/binary name none)
+BUILDPACK_LANGUAGES = (("python", "Python"), ("nodejs", "JavaScript"), ("node", "JavaScript"),
+                       ("ruby", "Ruby"), ("php", "PHP"), ("dotnet", "C#"), ("java", "Java"),
+                       ("go_buildpack", "Go"), ("go-buildpack", "Go"))
 SCOPE = "(cloudfoundry)"  # the routes of the applications, as ManifestReader.dns keys
 _MANIFEST = re.compile(r"^(?:manifest|manifest-[^/]+|[^/]+-manifest)\.ya?ml$")
 _YAML = (".yml", ".yaml")
@@ -332,6 +337,11 @@ def _declare_app(reader: ManifestReader, app: CfApp) -> Entity:
         if key in ("instances", "memory"):
             props.setdefault(key, found.value)
     _union(props, "attribute_refs", [f"{k}|{f.value}|{ref(f)}" for k, f in app.attributes])
+    language = next(((lang, f) for k, f in app.attributes if k == "buildpack"
+                     for word, lang in BUILDPACK_LANGUAGES if word in f.value.lower()), None)
+    if language and not props.get("language"):  # python_buildpack: the app is Python
+        props["language"] = language[0]
+        _union(props, "attribute_refs", [f"language|{language[0]}|{ref(language[1])}"])
     if app.source:
         props.setdefault("build_context", app.source)
     for route in app.routes:

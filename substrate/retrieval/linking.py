@@ -96,10 +96,5 @@ async def link_entities(reader: GraphReader, scope: ReadScope, mentions: list[st
         # after it: "dynamodblocal-init")
         used = await technology_seeds(reader, scope, tech, [])
         if {u["ceid"] for u in used} - {e["ceid"] for e in ends}:
-            # the datastore the question names stays first (its port, its image), then the
-            # others running the technology
-            named_ids = {e["ceid"] for e in ends}
-            others = [u for u in used if u["ceid"] not in named_ids]
-            found = [*ends, *others, *(e for e in found if e["ceid"] not in named_ids
-                                       and e["ceid"] not in {u["ceid"] for u in others})]
+            found = [*used, *(e for e in found if e["ceid"] not in {u["ceid"] for u in used})]
     return found

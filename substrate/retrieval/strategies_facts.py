@@ -246,6 +246,10 @@ async def attributes(ctx: SearchContext) -> StrategyResult:
     # "what image does persistence use?" in TeaStore, which has a service called image: a
     # name that is also the attribute asked for is the subject only when nothing else is
     services.sort(key=lambda s: str(s.get("name") or "").lower() in ATTRIBUTE_WORDS)
+    # "what port does redis listen on?" with redis and notify-api-redis-v70 both running
+    # Redis: the datastore the question names by its own name, not the first running it
+    services.sort(key=lambda s: s.get("why") == "technology"
+                  and str(s.get("name") or "").lower() != str(s.get("mention") or ""))
     asked = [k for k in PER_SERVICE if k in wanted(ctx.query)]
     if not services and asked and EACH.search(ctx.query):  # "what language is each written in"
         return await each_service(ctx, asked[0], result)

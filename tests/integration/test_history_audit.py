@@ -230,4 +230,6 @@ def test_a_renamed_entity_keeps_one_identity(
         "MATCH (a {tenant_id: $t})-[r:DEPENDS_ON]->(b {tenant_id: $t, ceid: $c}) "
         "WHERE r.valid_to_v IS NULL RETURN collect(DISTINCT a.ceid) AS callers",
         t=tenant, c="infra:accounts-db")
-    assert "infra:userservice" in deps[0]["callers"]
+    # userservice is a service: its pod's first container is userservice; the init container
+    # that waits for the database (image mongo:4) made it a datastore before
+    assert "service:userservice" in deps[0]["callers"]

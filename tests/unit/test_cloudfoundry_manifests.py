@@ -236,3 +236,14 @@ def test_a_new_environments_manifest_changes_nothing(tmp_path: Path) -> None:
                       if "cloudfoundry" in (n.props.get("deployed_by") or ()))
     assert [c for c, _ in cf(after)] == ["infra:getgov-database", "service:getgov"]
     assert cf(before) == cf(after)  # evidence by blame: the first manifest's lines, unchanged
+
+
+def test_a_buildpack_states_the_language() -> None:
+    from substrate.connectors.cloudfoundry import BUILDPACK_LANGUAGES
+
+    def language(pack: str) -> str | None:
+        return next((lang for word, lang in BUILDPACK_LANGUAGES if word in pack), None)
+    assert language("python_buildpack") == "Python"
+    assert language("https://github.com/cloudfoundry/nodejs-buildpack") == "JavaScript"
+    assert language("https://github.com/cloudfoundry/apt-buildpack") is None
+    assert language("go_buildpack") == "Go" and language("java_buildpack") == "Java"

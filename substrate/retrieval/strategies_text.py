@@ -33,16 +33,22 @@ async def tenant_rows(ctx: SearchContext, template: str, k: int,
                       **params: Any) -> list[dict[str, Any]]:
     """The ``k`` best rows of an index search template for the caller's tenant. The vector
     and full-text indexes hold every tenant's nodes: their ``k * POOL`` best are read and
-    this tenant's kept; when that leaves fewer than ``k`` (a tenant among larger ones), a
-    vector search scores the tenant's own embedded nodes exactly and a full-text search reads
-    ``WIDE_POOL`` candidates. Before, a small tenant beside larger ones got no vector hit."""
-    rows = await ctx.reader.rows(template, ctx.scope, k=k, pool=k * POOL, **params)
-    if len(rows) >= k:
-        return rows
+    this tenant's kept. When that leaves fewer than ``k`` (a tenant among larger ones), a
+    vector search scores the tenant's own embedded nodes exactly; a full-text search reads
+    ``WIDE_POOL`` candidates, but only when the first read filled its whole pool (its
+    ``candidates``): when the index had fewer matches, a wider read finds the same ones."""
+    pool = k * POOL
+    rows = await ctx.reader.rows(template, ctx.scope, k=k, pool=pool, **params)
     if "embedding" in params:
+        if len(rows) >= k:
+            return rows
         return await ctx.reader.rows(template, ctx.scope, {"exact": True}, k=k, pool=0,
                                      **params)
-    return await ctx.reader.rows(template, ctx.scope, k=k, pool=WIDE_POOL, **params)
+    mine = [r for r in rows if r["score"] is not None]
+    if len(mine) >= k or (rows and rows[0]["candidates"] < pool):
+        return mine
+    wide = await ctx.reader.rows(template, ctx.scope, k=k, pool=WIDE_POOL, **params)
+    return [r for r in wide if r["score"] is not None]
 
 
 def keyword_query(ctx: SearchContext) -> str:

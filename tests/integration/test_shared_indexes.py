@@ -23,6 +23,7 @@ from substrate.services import open_services
 from substrate.settings import Settings
 
 CROWD = 60  # more than 4 × k (k = 5) nodes of another tenant nearer to the question
+WORD = f"hello{uuid.uuid4().hex[:10]}"  # in one node of the whole index
 
 
 def _service(name: str, description: str) -> NodeRecord:
@@ -39,7 +40,7 @@ def tenants(stack: Settings) -> Iterator[tuple[str, str]]:
         for i in range(CROWD)]), source="test", tenant=crowd)
     writer.commit(GraphBatch(nodes=[
         _service("settlement", "Reconciles the payment ledger with the card schemes nightly."),
-        _service("greeter", "Says hello.")]), source="test", tenant=small)
+        _service("greeter", f"Says {WORD}.")]), source="test", tenant=small)
     yield crowd, small
     for t in (crowd, small):
         driver.execute_query("MATCH (n {tenant_id: $t}) DETACH DELETE n", t=t)
@@ -71,3 +72,31 @@ def test_a_small_tenant_beside_a_crowd_gets_its_own_hits(
     assert all(not h.startswith("service:ledger-") for h in hits)  # never the crowd's
     crowded = [h["id"] for h in _search(stack, crowd, strategy)["results"]]
     assert len(crowded) == 5 and all(h.startswith("service:ledger-") for h in crowded)
+
+
+def _keyword_rows(stack: Settings, tenant: str, lucene: str, pool: int) -> list[dict[str, Any]]:
+    async def run() -> list[dict[str, Any]]:
+        services = open_services(stack, check_templates=False)
+        try:
+            read = ReadService(services)
+            scope = await read.scope(tenant)
+            return await read.reader.rows("retrieval/keyword_entities", scope, k=5, pool=pool,
+                                          lucene=lucene)
+        finally:
+            await services.aclose()
+    return asyncio.run(run())
+
+
+def test_the_full_text_read_says_whether_a_wider_one_could_find_more(
+        stack: Settings, tenants: tuple[str, str]) -> None:
+    """``candidates`` is how many the shared index gave; ``tenant_rows`` reads a wider pool
+    only when it is the whole pool. With none of the tenant's, one row with a null score."""
+    crowd, small = tenants
+    crowded = _keyword_rows(stack, small, "ledger", pool=20)  # the crowd's 60 fill the pool
+    assert crowded[0]["candidates"] == 20
+    assert all(r["score"] is None for r in crowded) or \
+        [r["entity"]["ceid"] for r in crowded] == ["service:settlement"]
+    hello = _keyword_rows(stack, small, WORD, pool=20)  # one match in the whole index
+    assert [(r["entity"]["ceid"], r["candidates"]) for r in hello] == [("service:greeter", 1)]
+    none = _keyword_rows(stack, crowd, WORD, pool=20)  # a match, not the crowd's
+    assert len(none) == 1 and none[0]["score"] is None and none[0]["candidates"] == 1

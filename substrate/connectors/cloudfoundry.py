@@ -41,16 +41,8 @@ from substrate.connectors.aliases import Entity
 from substrate.connectors.cmdline import tokens
 from substrate.connectors.compose import is_compose_file
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.manifests import (
-    _JOINED,
-    _KINDS,
-    _WORD,
-    ManifestReader,
-    _add_props,
-    _Deployed,
-    _union,
-    name_kind,
-)
+from substrate.connectors.infra_kinds import JOINED, KINDS, WORD, name_kind
+from substrate.connectors.manifests import Deployed, ManifestReader, add_props, union
 from substrate.connectors.yamlnodes import Fact, compose_all, fact, get, items, pairs, path_get
 from substrate.graph.records import slug
 
@@ -114,9 +106,9 @@ def is_cloudfoundry_path(path: str) -> bool:
 def instance_kind(name: str) -> str | None:
     """Infrastructure kind a bound service instance's name states (``notify-redis-service``,
     ``app-rds-postgres``, ``csv-upload-bucket``), None when it states none."""
-    words = set(_WORD.findall(name.lower()))
-    for kind, names in (*_KINDS.items(), *_INSTANCE_KINDS.items()):
-        if any(w in words or any(f"{w}{j}" in words for j in _JOINED) for w in names):
+    words = set(WORD.findall(name.lower()))
+    for kind, names in (*KINDS.items(), *_INSTANCE_KINDS.items()):
+        if any(w in words or any(f"{w}{j}" in words for j in JOINED) for w in names):
             return kind
     return name_kind(name)
 
@@ -327,28 +319,28 @@ def _declare_app(reader: ManifestReader, app: CfApp) -> Entity:
     entity = reader.declare((DEPLOYED_BY, app.path), "Service", name.value, ref(name))
     for line in app.name.vars:
         entity.add_evidence(ref(line))
-    _add_props(entity, app.image, app.env, DEPLOYED_BY, [], ref)
+    add_props(entity, app.image, app.env, DEPLOYED_BY, [], ref)
     props = entity.props
-    _union(props, "manifests", [app.path])
-    _union(props, "routes", [f.value for f in app.routes])
-    _union(props, "buildpacks", [f.value for k, f in app.attributes if k == "buildpack"])
-    _union(props, "processes", [f.value for k, f in app.attributes if k == "process"])
+    union(props, "manifests", [app.path])
+    union(props, "routes", [f.value for f in app.routes])
+    union(props, "buildpacks", [f.value for k, f in app.attributes if k == "buildpack"])
+    union(props, "processes", [f.value for k, f in app.attributes if k == "process"])
     for key, found in app.attributes:
         if key in ("instances", "memory"):
             props.setdefault(key, found.value)
-    _union(props, "attribute_refs", [f"{k}|{f.value}|{ref(f)}" for k, f in app.attributes])
+    union(props, "attribute_refs", [f"{k}|{f.value}|{ref(f)}" for k, f in app.attributes])
     language = next(((lang, f) for k, f in app.attributes if k == "buildpack"
                      for word, lang in BUILDPACK_LANGUAGES if word in f.value.lower()), None)
     if language and not props.get("language"):  # python_buildpack: the app is Python
         props["language"] = language[0]
-        _union(props, "attribute_refs", [f"language|{language[0]}|{ref(language[1])}"])
+        union(props, "attribute_refs", [f"language|{language[0]}|{ref(language[1])}"])
     if app.source:
         props.setdefault("build_context", app.source)
     for route in app.routes:
         host = _route_host(route.value)
         if host:
             reader.dns[(host, SCOPE)] = entity.ceid
-    reader.deployed.append(_Deployed(entity, app.env, SCOPE, {}, args=app.command))
+    reader.deployed.append(Deployed(entity, app.env, SCOPE, {}, args=app.command))
     return entity
 
 
@@ -366,8 +358,8 @@ def _bind(reader: ManifestReader, src: str, bound: Resolved, apps: dict[str, str
         kind = instance_kind(found.value)
         if kind:
             infra.props.setdefault("kind", kind)
-        _add_props(infra, None, {}, DEPLOYED_BY, [], ref)
-        _union(infra.props, "manifests", [found.path])
+        add_props(infra, None, {}, DEPLOYED_BY, [], ref)
+        union(infra.props, "manifests", [found.path])
         dst = infra.ceid
     if dst != src:
         kind = "CALLS" if reader.index.get(dst).label == "Service" else "DEPENDS_ON"

@@ -112,7 +112,7 @@ class Workload:
     name: Fact
     namespace: Fact | None
     labels: dict[str, str] = field(default_factory=dict)
-    images: list[Fact] = field(default_factory=list)
+    image: Fact | None = None  # its main (first non-init) container's: what it runs
     env: dict[str, Fact] = field(default_factory=dict)
     config_refs: list[ConfigRef] = field(default_factory=list)
     ports: list[Fact] = field(default_factory=list)
@@ -192,11 +192,10 @@ def _pod_spec(kind: str, doc: Node) -> tuple[Node | None, Node | None]:
     return get(template, "metadata"), get(template, "spec")
 
 
-def _containers(spec: Node | None) -> Iterator[Node]:
-    """The pod's containers, then its init containers: the workload's image is its first
-    container's (an init container is a ``busybox`` waiting for a peer, not the service)."""
-    yield from items(get(spec, "containers"))
-    yield from items(get(spec, "initContainers"))
+def _containers(spec: Node | None) -> Iterator[tuple[Node, bool]]:
+    """The pod's containers, then its init containers, each with whether it is an init one."""
+    yield from ((c, False) for c in items(get(spec, "containers")))
+    yield from ((c, True) for c in items(get(spec, "initContainers")))
 
 
 def _env_from(container: Node, path: str) -> Iterator[ConfigRef]:
@@ -206,10 +205,12 @@ def _env_from(container: Node, path: str) -> Iterator[ConfigRef]:
             yield ConfigRef(name.value, name, prefix=scalar(get(source, "prefix")) or "")
 
 
-def _read_container(work: Workload, container: Node, path: str) -> None:
+def _read_container(work: Workload, container: Node, path: str, init: bool) -> None:
     image = fact(get(container, "image"), path)
-    if image is not None:
-        work.images.append(image)
+    if image is not None and work.image is None and not init:
+        # the workload's image is its main container's: an init container is a ``busybox``
+        # waiting for a peer or a ``mongo`` client seeding the database
+        work.image = image
     for port in items(get(container, "ports")):
         found = fact(get(port, "containerPort"), path)
         if found is not None:
@@ -233,8 +234,8 @@ def _workload(kind: str, doc: Node, path: str, name: Fact) -> Workload:
     labels = string_map(get(meta, "labels")) or string_map(path_get(doc, "metadata", "labels"))
     namespace = fact(path_get(doc, "metadata", "namespace"), path)
     work = Workload(kind, name, namespace, labels)
-    for container in _containers(spec):
-        _read_container(work, container, path)
+    for container, init in _containers(spec):
+        _read_container(work, container, path, init)
     return work
 
 

@@ -5,7 +5,8 @@
   ``Infrastructure`` with ``kind`` database | cache | queue | search | ...; anything else is a
   ``Service``. Names resolve through :class:`~substrate.connectors.aliases.NameIndex`.
   An image that names none is classified by the well-known port it listens on (a workload on
-  5432 is a database). Image names match by whole word (``postgrest`` is no ``postgres``).
+  5432 is a database). Image names match by whole word (``postgrest`` is no ``postgres``)
+  (:mod:`infra_kinds`). A Kubernetes workload's image is its main container's.
 * ``depends_on`` / ``links`` → ``DEPENDS_ON`` (confidence 1.0).
 * An environment variable naming another entity's host or URL → ``CALLS`` (to a Service) or
   ``DEPENDS_ON`` (to Infrastructure), confidence 0.95 (a heuristic reading), with the
@@ -25,7 +26,6 @@ Every edge's evidence is ``path#L<line>@<commit>`` of the line that proves it.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -34,8 +34,9 @@ from substrate.connectors.app_config import app_config_values, is_app_config_pat
 from substrate.connectors.cmdline import arg_addresses
 from substrate.connectors.compose import ComposeService, read_compose
 from substrate.connectors.dockerfile_env import copied_configs, dockerfile_path, dockerfile_values
-from substrate.connectors.endpoints import HostRef, hosts_in, mask_passwords
+from substrate.connectors.endpoints import HostRef, hosts_in
 from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.infra_kinds import SECRET, kind_of, redact
 from substrate.connectors.k8s import ConfigValue, K8sManifests, Workload, read_k8s
 from substrate.connectors.mounts import Mounted, config_values
 from substrate.connectors.yamlnodes import Fact
@@ -43,87 +44,6 @@ from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
 HEURISTIC = 0.95
 RUN_TO_COMPLETION = ("Job", "CronJob")
-_KINDS: dict[str, tuple[str, ...]] = {
-    "database": ("postgres", "postgis", "mysql", "mariadb", "mongo", "cassandra", "scylla",
-                 "cockroach", "clickhouse", "timescale", "mssql", "couchdb", "dynamodb"),
-    "cache": ("redis", "memcached", "valkey", "keydb", "dragonfly"),
-    "queue": ("kafka", "rabbitmq", "nats", "activemq", "pulsar", "redpanda", "mosquitto"),
-    "search": ("elasticsearch", "opensearch", "solr", "meilisearch", "typesense"),
-    "coordination": ("zookeeper", "etcd", "consul"),
-    "storage": ("minio",),
-}  # fmt: skip
-_PORTS = {
-    5432: "database", 3306: "database", 27017: "database", 9042: "database", 26257: "database",
-    1433: "database", 6379: "cache", 11211: "cache", 9092: "queue", 5672: "queue",
-    4222: "queue", 9200: "search",
-}  # fmt: skip
-_SECRET = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|API_KEY|PRIVATE", re.IGNORECASE)
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-# words of an image that runs beside a datastore rather than being one: its admin UI, exporter,
-# change-data-capture or connector, init job, operator ("kafka-ui", "postgres-exporter",
-# "eventuate-tram-cdc-mysql-service", "dynamodblocal-init", "cp-kafka-connect")
-_BESIDE = frozenset({
-    "ui", "gui", "web", "admin", "console", "dashboard", "dashboards", "commander", "express",
-    "insight", "insights", "exporter", "cdc", "connect", "connector", "proxy", "init",
-    "migrate", "migrations", "operator", "manager", "client", "cli", "service", "setup",
-})  # fmt: skip
-# a product's name run together with one of these is still the product ("dynamodblocal",
-# "postgresql", "mongodb", "mysqlserver")
-_JOINED = ("ql", "db", "local", "server")
-
-
-def infra_kind(image: str | None) -> str | None:
-    """Infrastructure kind of a container image, ``None`` for an application image (and for
-    a tool that runs beside a datastore: ``_BESIDE``)."""
-    if not image:
-        return None
-    path = image.split("@")[0].lower()
-    path = path.rsplit(":", 1)[0] if ":" in path.rsplit("/", 1)[-1] else path
-    words = set(_WORD.findall(path.split("/", 1)[-1] if "." in path.split("/")[0] else path))
-    if words & _BESIDE:
-        return None
-    for kind, names in _KINDS.items():
-        if any(w in words or any(f"{w}{j}" in words for j in _JOINED) for w in names):
-            return kind
-    return None
-
-
-def port_kind(ports: list[str]) -> str | None:
-    """Infrastructure kind of a workload listening on a well-known datastore port."""
-    for text in ports:
-        target = text.rsplit(":", 1)[-1].split("/")[0]
-        if target.isdigit() and int(target) in _PORTS:
-            return _PORTS[int(target)]
-    return None
-
-
-def redact(var: str, value: str) -> str:
-    """``VAR=value`` with secrets masked (secret-named variables, passwords inside URLs and
-    connection strings)."""
-    if _SECRET.search(var):
-        return f"{var}=***"
-    return f"{var}={mask_passwords(value)}"
-
-
-_DB_NAME = re.compile(r"(?:^|[-_.])(?:db|database)$", re.IGNORECASE)
-
-
-def name_kind(name: str | None) -> str | None:
-    """Infrastructure kind a workload's name states when nothing else does: ``user-db``,
-    ``orders_database``, ``orders-mongo`` (Sock Shop's Compose file runs its own
-    ``weaveworksdemos/user-db`` image with no port, its Kubernetes manifest the same workload
-    on 27017: one datastore, not a service and a datastore of one name)."""
-    if not name:
-        return None
-    return "database" if _DB_NAME.search(name) else infra_kind(name)
-
-
-def _kind(image: str | None, ports: list[Fact], name: str | None = None) -> str | None:
-    if image and infra_kind(image):
-        return infra_kind(image)
-    return port_kind([p.value for p in ports]) or name_kind(name)
 
 
 def _dockerfile_in(context: str, dockerfile: str) -> str | None:
@@ -171,16 +91,16 @@ def _release_stripped(work: Workload) -> str | None:
 
 
 def _label(image: str | None, ports: list[Fact], name: str | None = None) -> str:
-    return "Infrastructure" if _kind(image, ports, name) else "Service"
+    return "Infrastructure" if kind_of(image, ports, name) else "Service"
 
 
-def _union(props: dict[str, object], key: str, values: list[str]) -> None:
+def union(props: dict[str, object], key: str, values: list[str]) -> None:
     if values:
         old = props.get(key)
         props[key] = sorted(set(old if isinstance(old, list) else []) | set(values))
 
 
-def _add_props(
+def add_props(
     entity: Entity, image: Fact | None, env: dict[str, Fact], via: str, ports: list[Fact],
     ref: Callable[[Fact], str],
 ) -> None:
@@ -188,22 +108,22 @@ def _add_props(
     if image is not None:
         props.setdefault("image", image.value)
     # the line of each attribute, ``kind|value|path#Lline@commit``: attribute answers cite it
-    _union(props, "attribute_refs",
+    union(props, "attribute_refs",
            ([f"image|{image.value}|{ref(image)}"] if image is not None else [])
            + [f"port|{p.value}|{ref(p)}" for p in ports]
-           + [f"env|{k}|{ref(f)}" for k, f in env.items() if not _SECRET.search(k)])
+           + [f"env|{k}|{ref(f)}" for k, f in env.items() if not SECRET.search(k)])
     # the entity's own name when the image names no product ("kafka" built from the repository
     # as ghcr.io/open-telemetry/demo:latest-kafka), as the label was decided
-    kind = _kind(image.value if image else None, ports, str(props.get("name") or entity.name))
+    kind = kind_of(image.value if image else None, ports, str(props.get("name") or entity.name))
     if kind and entity.label == "Infrastructure":
         props.setdefault("kind", kind)
-    _union(props, "env", [redact(k, f.value) for k, f in env.items()])
-    _union(props, "ports", [p.value for p in ports])
+    union(props, "env", [redact(k, f.value) for k, f in env.items()])
+    union(props, "ports", [p.value for p in ports])
     props["deployed_by"] = sorted(set(props.get("deployed_by", [])) | {via})
 
 
 @dataclass
-class _Deployed:
+class Deployed:
     """One compose service or k8s workload, resolved to its entity."""
 
     entity: Entity
@@ -221,7 +141,7 @@ class ManifestReader:
 
     def __init__(self, snap: GitSnapshot, index: NameIndex) -> None:
         self.snap, self.index = snap, index
-        self.deployed: list[_Deployed] = []
+        self.deployed: list[Deployed] = []
         self.dns: dict[tuple[str, str], str] = {}  # (k8s service name, namespace) -> ceid
         # the entities each Compose project (its folder) or namespace declares
         self.declared: dict[tuple[str, str], set[str]] = {}
@@ -254,9 +174,9 @@ class ManifestReader:
                               _label(image, svc.ports, svc.key), svc.key, self.ref(svc.defined))
         for name, fact in sorted(svc.dns_names.items()):
             self.index.alias(entity.ceid, name, self.ref(fact))
-        _add_props(entity, svc.image, svc.env, "compose", svc.ports, self.ref)
-        _union(entity.props, "manifests", [svc.defined.path])
-        _union(entity.props, "profiles", svc.profiles)
+        add_props(entity, svc.image, svc.env, "compose", svc.ports, self.ref)
+        union(entity.props, "manifests", [svc.defined.path])
+        union(entity.props, "profiles", svc.profiles)
         if svc.build is not None:
             entity.props.setdefault("build_context", svc.build.value)
             dockerfile = _dockerfile_in(svc.build.value, svc.dockerfile)
@@ -266,13 +186,13 @@ class ManifestReader:
                 entity.props.setdefault("build_dockerfile", posixpath.normpath(
                     posixpath.join(svc.build.value, svc.dockerfile)))
         depends = {**svc.depends_on, **svc.links}
-        self.deployed.append(_Deployed(entity, svc.env, None, depends, mounted=svc.mounted,
+        self.deployed.append(Deployed(entity, svc.env, None, depends, mounted=svc.mounted,
                                        env_at=svc.env_at, args=svc.command))
 
     def add_k8s(self, manifests: K8sManifests) -> None:
         entities: list[Entity] = []
         for work in manifests.workloads:
-            image = work.images[0].value if work.images else None
+            image = work.image.value if work.image else None
             # a Job/CronJob runs to completion: one that loads a database (its image is the
             # database's client) is neither a datastore nor a service: Infrastructure(kind=job)
             batch = work.kind in RUN_TO_COMPLETION
@@ -293,12 +213,12 @@ class ManifestReader:
             # its attribute lines are the ConfigMap's (POSTGRES_DB of a database's config)
             config = manifests.config_env(work)
             env = {**{k: v.value for k, v in config.items()}, **work.env}
-            _add_props(entity, work.images[0] if work.images else None, env, "k8s", work.ports,
+            add_props(entity, work.image, env, "k8s", work.ports,
                        self.ref)
-            _union(entity.props, "manifests", [work.path])
+            union(entity.props, "manifests", [work.path])
             entity.props.setdefault("namespace", work.ns)
             entities.append(entity)
-            self.deployed.append(_Deployed(entity, work.env, work.ns, {}, config,
+            self.deployed.append(Deployed(entity, work.env, work.ns, {}, config,
                                            args=work.args))
             self.dns[(work.name.value, work.ns)] = entity.ceid
             self.hosts(work, entity)
@@ -327,7 +247,7 @@ class ManifestReader:
         res = self.index.resolve(host.host, fuzzy=False)
         return res.ceid if res.confidence >= NORMALISED else None
 
-    def edges_of(self, item: _Deployed) -> None:
+    def edges_of(self, item: Deployed) -> None:
         src = item.entity.ceid
         for name, fact in sorted(item.depends.items()):
             dst = self.target(HostRef(name), item.namespace)
@@ -350,7 +270,7 @@ class ManifestReader:
                 "via": "mounted_config", "var": m.key, "config_file": m.value.path,
                 "evidence_refs": [self.ref(m.value), self.ref(m.mount)]})
 
-    def env_edges(self, item: _Deployed, var: str, fact: Fact, props: dict[str, object]) -> None:
+    def env_edges(self, item: Deployed, var: str, fact: Fact, props: dict[str, object]) -> None:
         src = item.entity.ceid
         for host in hosts_in(var, fact.value):
             dst = self.target(host, item.namespace)
@@ -377,7 +297,7 @@ def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) 
     for cid, folder in sorted(dirs.items()):
         if cid not in index or index.get(cid).label != "Service":
             continue
-        item = _Deployed(index.get(cid), {}, None, {})
+        item = Deployed(index.get(cid), {}, None, {})
         for key, fact in app_config_values(snap, folder, candidates) if candidates else ():
             reader.env_edges(item, key, fact, {"via": "app_config", "var": key,
                                                "config_file": fact.path})

@@ -10,7 +10,7 @@ from substrate.connectors.compose import compose_files
 from substrate.connectors.endpoints import HostRef, hosts_in, is_probe
 from substrate.connectors.envfiles import interpolate, parse_env_file
 from substrate.connectors.gitrepo import batch_at
-from substrate.connectors.manifests import infra_kind, name_kind, redact
+from substrate.connectors.infra_kinds import infra_kind, name_kind, redact
 from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.graph.records import GraphBatch
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from substrate.retrieval.adr_text import first_text_line
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
-from substrate.retrieval.rationale import commit_of, first_text_line, git_source
+from substrate.retrieval.rationale import commit_of, git_source
 from substrate.retrieval.time_scope import commit_at
 
 MAX_RECORDS = 50

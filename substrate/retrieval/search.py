@@ -38,7 +38,7 @@ from substrate.retrieval.history_facts import when_results
 from substrate.retrieval.linking import link_entities, named_seeds
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
-from substrate.retrieval.rationale import is_decision, on_topic, rationale
+from substrate.retrieval.rationale import rationale, unasked
 from substrate.retrieval.registry import (
     RISK_PLAN,
     STRATEGIES,
@@ -139,25 +139,6 @@ async def _run_one(ctx: SearchContext, name: str, emit: Emit,
                             "hits": [h.__dict__ for h in result.hits[:10]],
                             "truncated": result.truncated, "note": result.note})
     return result
-
-
-async def _in_force(ctx: SearchContext, quoted: StrategyResult | None,
-                    reranker: Any) -> StrategyResult | None:
-    """The record in force in place of a superseded one ("what are the team's core
-    languages?" matched ADR 4, which ADR 19 superseded): the later record's quotes, saying
-    which one it replaced; ``quoted`` itself when none replaced it or it has no text."""
-    fact = quoted.facts[0] if quoted is not None and quoted.facts else None
-    newer = [x for x in (fact or {}).get("superseded_by") or []
-             if x.get("status") in (None, "accepted", "superseded")]
-    if fact is None or not newer:
-        return quoted
-    entity = newer[0]["entity"]
-    later = await rationale(ctx, [Hit(str(entity["ceid"]), str(entity.get("name") or ""),
-                                      "DecisionNode", "", 1.0)], reranker)
-    if later is None or not later.facts:
-        return quoted
-    later.facts[0]["replaces"] = {"adr": fact["adr"], "hop": newer[0]["hop"]}
-    return later
 
 
 async def _run_plan(ctx: SearchContext, plan: list[str], emit: Emit, staged: bool,
@@ -280,13 +261,9 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     context = _context(results, fused, options.token_budget)
     text, citations = answers.compose(str(route.intent), results, fused)
     answered_as = str(route.intent)
-    if fell_back(text) and route.intent is not Intent.DECISION_RATIONALE and fused \
-            and is_decision(fused[0]):
-        # "what is our backup strategy?": no family answers, and the best match is an ADR
-        # (or a chunk of one): that record's sentences closest to the question, quoted
-        quoted = await rationale(ctx, fused[:1], reranker)
-        quoted = await _in_force(ctx, quoted, reranker)
-        if quoted is not None and quoted.facts and on_topic(query, quoted.facts[0]):
+    if fell_back(text) and route.intent is not Intent.DECISION_RATIONALE:
+        quoted = await unasked(ctx, fused, reranker)  # "what is our backup strategy?"
+        if quoted is not None:
             results, answered_as = {**results, "rationale": quoted}, "decision_rationale"
             text, citations = answers.compose(answered_as, results, fused)
     answer_confidence, composed = calibrated(answered_as, results, text), text

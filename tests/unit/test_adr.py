@@ -6,14 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from substrate.connectors.adr import (
-    adr_ceid,
-    decision_lines,
-    is_adr_path,
-    iso_day,
-    normalise_status,
-    parse_adr,
-)
+from substrate.connectors.adr import adr_ceid, decision_lines, is_adr_path, parse_adr
+from substrate.connectors.adr_fields import iso_day, normalise_status
 from substrate.connectors.gitrepo import batch_at
 from substrate.demo.gitwriter import commit_tree, init_repo
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from substrate.retrieval import composers as c
+from substrate.retrieval.adr_text import sentences, written_status
 from substrate.retrieval.attributes import rank, wanted
-from substrate.retrieval.rationale import sentences, written_status
 
 LEDGER = {"ceid": "infra:ledger-db", "name": "ledger-db", "label": "Infrastructure",
           "mention": "ledger-db"}

@@ -7,7 +7,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from substrate.retrieval.rationale import TITLE_MARGIN, by_title, content_words, title_text
+from substrate.retrieval.rationale import (
+    TITLE_MARGIN,
+    by_title,
+    content_words,
+    on_topic,
+    title_text,
+)
 from substrate.retrieval.rerank import RerankOutcome, RerankResult
 
 
@@ -95,3 +101,16 @@ def test_a_question_for_a_list_of_records_is_not_one_records_rationale() -> None
     for q in ("Why was ADR 3 superseded?", "What decisions have we made about caching?",
               "Which ADR covers sessions?", "What did ADR 21 decide?"):
         assert not asks_for_records(q), q
+
+
+def test_a_record_answers_an_unasked_question_only_when_it_shares_a_third_of_its_words() -> None:
+    """``on_topic``: the record's title and quotes against the question's content words."""
+    backups = {"adr": {"name": "adr:0031 Backups of the RDS databases"},
+               "quotes": [{"text": "Snapshots are taken nightly and kept for 35 days."}]}
+    assert on_topic("What is our backup strategy for databases?", backups)  # 1 of 3 words
+    assert on_topic("How are the RDS databases backed up?", backups)  # rds, databases
+    assert not on_topic("Which subnets can reach the Kubernetes ingress?", backups)
+    flags = {"adr": {"name": "adr:0014 Feature flags served by the config service"},
+             "quotes": [{"text": "The API reads flags at start-up."}]}
+    assert not on_topic("Which Kafka topics does the API publish to?", flags)
+    assert not on_topic("the and of", flags)  # no content word: never on topic

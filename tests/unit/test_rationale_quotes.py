@@ -3,7 +3,7 @@ its Context / drivers / considerations, a reason the Decision gives; never a lea
 
 from __future__ import annotations
 
-from substrate.retrieval.rationale import (
+from substrate.retrieval.adr_text import (
     DECISION_BOOST,
     REASON_BOOST,
     Sentence,

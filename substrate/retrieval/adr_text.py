@@ -32,6 +32,9 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[`*])")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+# emphasis marks: * and ` anywhere, _ only at a word's edge (snake_case names keep theirs)
+_EMPHASIS = re.compile(r"[*`]{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w)")
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class Sentence:
 def clean(text: str) -> str:
     """Markdown emphasis, links and code ticks removed; whitespace collapsed."""
     text = _LINK.sub(r"\1", text)
-    text = re.sub(r"[*_`]{1,3}", "", text)
+    text = _EMPHASIS.sub("", text)
     return " ".join(text.split())
 
 
@@ -97,7 +100,8 @@ def _split(paragraph: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
     return out
 
 
-def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
+def sentences(text: str, title_line: int, title: str = "", every_section: bool = False
+              ) -> list[Sentence]:
     """The sentences of the reason-giving sections, with the file line each starts on.
 
     A list is quoted whole with what announces it: a lead-in ending in ":" ("We will use S3
@@ -107,14 +111,40 @@ def sentences(text: str, title_line: int, title: str = "") -> list[Sentence]:
     the ADR gives them. A lead-in followed by prose ("... and opting to stick with
     GitHub-native workflows:" then the decision) is joined to that prose's first sentence. A
     heading inside a section ("### Plain JUnit5" under "## Pros and Cons of the Options")
-    announces what follows it the same way."""
-    first = first_text_line(text, title_line, title)
+    announces what follows it the same way.
+
+    ``every_section``: every heading starts a section of its own name, and the text before
+    the first, or under the page's title, is a section too ("": a README's opening): a
+    documentation page's sentences.
+    A fenced code block is one sentence (its lines joined by "; "). The text is then a whole
+    file: its first line is line 1."""
+    first = 1 if every_section else first_text_line(text, title_line, title)
     raw = text.splitlines()
-    section: str | None = None
+    section: str | None = "" if every_section else None
     depth = 0  # the heading level of the current section: deeper headings stay inside it
     body: dict[str, list[tuple[int, str]]] = {}
+    code: list[str] | None = None  # the lines of the fenced block being read (every_section)
+    code_at, headed = 0, False
     for i, line in enumerate(raw):
+        if every_section and _FENCE.match(line):
+            if code is None:  # cited at its first line (a lead-in "...run:" joins it)
+                code, code_at = [], first + i + 1
+            else:  # the block, one line: its commands are what a page says to run
+                joined = "; ".join(c.strip() for c in code if c.strip())
+                if section is not None and joined:
+                    body.setdefault(section, []).extend([(0, ""), (code_at, joined), (0, "")])
+                code = None
+            continue
+        if code is not None:
+            code.append(line)
+            continue
+        if every_section and line.lstrip().startswith("<"):  # HTML: images, centring
+            continue
         m = _HEADING.match(line)
+        if m and every_section:  # the page's title (a first "# ...") names no section
+            section = "" if len(m.group(1)) == 1 and not headed else clean(m.group(2))
+            headed = True
+            continue
         if m:
             level = len(m.group(1))
             if section is not None and level > depth:  # "### Option 2" under "## Pros and

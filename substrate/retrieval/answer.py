@@ -56,6 +56,9 @@ def compose(intent: str, results: dict[str, StrategyResult],
     rationale = results.get("rationale")
     if intent == "decision_rationale" and rationale is not None and rationale.facts:
         return c.rationale(rationale.facts[0], cites), cites.items
+    page = results.get("page_quotes")
+    if intent == "documentation" and page is not None and page.facts:
+        return c.page(page.facts[0], cites), cites.items
     switch = results.get("value_history")
     if intent == "when" and switch is not None and switch.facts:  # "switch to <value>"
         return c.switched(switch.facts[0], cites), cites.items

@@ -36,6 +36,9 @@ from substrate.retrieval.context import StrategyResult
 PRIORS = {"dependency": 0.93, "callers": 0.96, "ownership": 0.97, "attributes": 0.97,
           "when": 0.97, "first_seen": 0.86, "decision_rationale": 0.85, "temporal": 0.93}
 NEGATIVE = 0.55
+# a page's sentences closest to a question: prose, not a record of the graph; below an
+# ADR's quotes (PRIORS["decision_rationale"]), which state a decision
+DOCUMENTATION = 0.7
 FALLBACK = 0.1
 # The stored GDS ranking answering a risk question (UC-04). Not calibrated: no gold answer
 # exists for "our top risks"; its facts (PageRank, dependents, betweenness, each with its
@@ -119,6 +122,10 @@ def calibrated(intent: str, results: dict[str, StrategyResult], answer: str) -> 
     if intent == "decision_rationale" and quoted is not None and quoted.facts:
         scores = quoted.facts[0].get("scores") or [0.0]
         return _clip(PRIORS[intent] * (0.7 + 0.6 * max(0.0, min(0.5, float(scores[0])))))
+    page = results.get("page_quotes")
+    if intent == "documentation" and page is not None and page.facts:  # a page's sentences
+        scores = page.facts[0].get("scores") or [0.0]
+        return _clip(DOCUMENTATION * (0.7 + 0.6 * max(0.0, min(0.5, float(scores[0])))))
     life = results.get("owner_history") or results.get("removal")
     if intent == "when" and life is not None and life.facts:  # a few snapshots say when
         return _clip(PRIORS["first_seen"])

@@ -269,6 +269,20 @@ def rationale(fact: dict[str, Any], cites: Citations) -> str:
     return f"{head}. " + listing(quotes, "", " ")
 
 
+def page(fact: dict[str, Any], cites: Citations) -> str:
+    """A README or documentation page's sentences closest to a question no family took
+    (:mod:`page_quotes`), each under its heading, cited at its lines."""
+    doc, path = fact.get("document") or {}, str(fact.get("path") or "")
+    title = name(doc)
+    head = path if title in (path, path.rsplit("/", 1)[-1]) else f"{path} (\"{title}\")"
+    quotes = []
+    for q in fact.get("quotes") or []:
+        ref = cites.cite({"evidence_ref": q["evidence_ref"], "type": "QUOTES",
+                          "from": doc.get("ceid"), "to": q["section"] or path, "source": "git"})
+        quotes.append((f"{q['section']}: " if q["section"] else "") + f"\"{q['text']}\"{ref}")
+    return f"{head} says: " + listing(quotes, "nothing", " ") + "."
+
+
 def decisions_mentioning(fact: dict[str, Any], cites: Citations) -> str:
     """"Which decisions mention X": each record naming it, at the first line that does."""
     term, records = fact.get("term"), fact.get("records") or []

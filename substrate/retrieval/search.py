@@ -38,6 +38,7 @@ from substrate.retrieval.history_facts import when_results
 from substrate.retrieval.linking import link_entities, named_seeds
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
+from substrate.retrieval.page_quotes import quoted_page
 from substrate.retrieval.rationale import rationale, unasked
 from substrate.retrieval.registry import (
     RISK_PLAN,
@@ -265,6 +266,11 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         quoted = await unasked(ctx, fused, reranker)  # "what is our backup strategy?"
         if quoted is not None:
             results, answered_as = {**results, "rationale": quoted}, "decision_rationale"
+            text, citations = answers.compose(answered_as, results, fused)
+    if fell_back(text):  # "how do I run the tests?": the README's closest sentences
+        page = await quoted_page(ctx, fused, reranker)
+        if page is not None:
+            results, answered_as = {**results, page.name: page}, "documentation"
             text, citations = answers.compose(answered_as, results, fused)
     answer_confidence, composed = calibrated(answered_as, results, text), text
     if answered_as != str(route.intent):  # the record matched the question; nothing asked it

@@ -7,19 +7,12 @@ this test writes."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from substrate.connectors.git_ingest import ingest_git
-from substrate.db import neo4j_driver
-from substrate.demo.gitwriter import commit_tree, init_repo
-from substrate.graph.writer import GraphWriter
 from substrate.settings import Settings
-from tests.support.gateway_client import gateway
+from tests.support.repo_tenant import ask, repo_tenant
 
 pytestmark = pytest.mark.integration
 
@@ -75,27 +68,10 @@ spec:
 
 @pytest.fixture(scope="module")
 def tenant(stack: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    name = f"t-tech-{uuid.uuid4().hex[:8]}"
-    repo: Path = init_repo(tmp_path_factory.mktemp("repos") / "ftgo")
-    commit_tree(repo, {"docker-compose.yml": COMPOSE, "deployment/kubernetes/all.yml": K8S,
-                       "dynamodblocal/Dockerfile": "FROM amazon/dynamodb-local:1.13.6\n"},
-                "deployments", "2025-01-01T00:00:00Z")
-    driver = neo4j_driver(stack)
-    try:
-        ingest_git(GraphWriter(stack, driver), repo, tenant=name, progress=lambda _: None)
+    files = {"docker-compose.yml": COMPOSE, "deployment/kubernetes/all.yml": K8S,
+             "dynamodblocal/Dockerfile": "FROM amazon/dynamodb-local:1.13.6\n"}
+    with repo_tenant(stack, tmp_path_factory.mktemp("ftgo"), "t-tech", files) as name:
         yield name
-    finally:
-        for label in ("Entity", "Chunk"):
-            driver.execute_query(f"MATCH (n:{label} {{tenant_id: $t}}) DETACH DELETE n", t=name)
-        driver.close()
-
-
-def ask(stack: Settings, tenant: str, question: str) -> dict[str, Any]:
-    with gateway(stack, headers={"X-Tenant": tenant}) as api:
-        response = api.post("/search", json={"query": question})
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
 
 
 def test_every_datastore_running_a_technology_answers_for_it(stack: Settings, tenant: str

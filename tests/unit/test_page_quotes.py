@@ -1,0 +1,103 @@
+"""A README or documentation page quoted for a question no family answers
+(``page_quotes``): its sentences under every heading, a fenced command block as one sentence,
+the composed answer citing each quote's lines, and its confidence."""
+
+from __future__ import annotations
+
+from substrate.retrieval.adr_text import clean, sentences
+from substrate.retrieval.calibration import DOCUMENTATION, calibrated
+from substrate.retrieval.composers import Citations, page
+from substrate.retrieval.context import Hit, StrategyResult
+from substrate.retrieval.page_quotes import is_page, span_lines
+
+README = """\
+# Online Boutique
+
+[![CI](https://example.com/badge.svg)](https://example.com)
+<p align="center"><img src="logo.png"></p>
+
+Online Boutique is a web-based e-commerce demo of eleven services.
+
+## Running the tests
+
+Install the tools first. Then run:
+
+```bash
+# the unit tests of every service
+make test_unit
+```
+
+## Deploying
+
+- Create a cluster.
+- Run skaffold run from the repository root.
+"""
+
+
+def test_every_heading_is_a_section_and_the_opening_is_one_too() -> None:
+    found = sentences(README, 1, every_section=True)
+    by_text = {s.text: s for s in found}
+    opening = by_text["Online Boutique is a web-based e-commerce demo of eleven services."]
+    assert (opening.section, opening.line) == ("", 6)
+    assert by_text["Install the tools first."].section == "Running the tests"
+    code = next(s for s in found if "make test_unit" in s.text)
+    # the block is one sentence, joined to the lead-in announcing it; "# ..." in it is no
+    # heading
+    assert code.section == "Running the tests" and code.lines() == "L10-L13"
+    assert code.text == "Then run: # the unit tests of every service; make test_unit"
+    deploying = [s for s in found if s.section == "Deploying"]
+    assert deploying and "skaffold run" in " ".join(s.text for s in deploying)
+    assert not any("img" in s.text or "badge" in s.text for s in found)  # HTML, badges
+
+
+def test_a_block_without_a_lead_in_is_cited_at_its_first_command() -> None:
+    found = sentences("# T\n\nSome text here for you.\n\n```\nnpm ci\nnpm test\n```\n", 1,
+                      every_section=True)
+    assert [(s.text, s.lines()) for s in found] == [("Some text here for you.", "L3"),
+                                                    ("npm ci; npm test", "L6")]
+
+
+def test_the_lines_a_matched_chunk_covers() -> None:
+    text = "line one\nline two\nline three\n"
+    assert span_lines(text, [[0, 8], [9, 20]]) == [(1, 1), (2, 3)]
+
+
+def test_an_adr_reading_keeps_its_own_sections_only() -> None:
+    """Without ``every_section`` a page with no ADR section yields nothing (as before)."""
+    assert sentences(README, 1) == []
+
+
+def test_clean_keeps_the_underscores_of_names() -> None:
+    assert clean("run `make test_unit` with _care_ and **SNAKE_CASE**") == \
+        "run make test_unit with care and SNAKE_CASE"
+
+
+def test_pages_are_documents_or_chunks_of_them_not_adrs() -> None:
+    assert is_page(Hit("doc:readme-md", "Online Boutique", "Document", "", 1.0))
+    assert is_page(Hit("chunk:readme-md:0", "README.md#chunk0", "Chunk", "", 1.0))
+    assert not is_page(Hit("adr:0001", "adr:0001 Use Go", "DecisionNode", "", 1.0))
+    assert not is_page(Hit("service:cart", "cart", "Service", "", 1.0))
+
+
+def _fact() -> dict[str, object]:
+    return {"document": {"ceid": "doc:readme-md", "name": "Online Boutique"},
+            "path": "README.md", "commit": "abc1234", "scores": [0.42, 0.4],
+            "quotes": [{"section": "Running the tests", "line": 12, "text": "make test_unit",
+                        "evidence_ref": "README.md#L12@abc1234"},
+                       {"section": "", "line": 6, "text": "A demo.",
+                        "evidence_ref": "README.md#L6@abc1234"}]}
+
+
+def test_the_answer_quotes_each_sentence_under_its_heading_with_its_line() -> None:
+    cites = Citations()
+    text = page(_fact(), cites)
+    assert text == ('README.md ("Online Boutique") says: Running the tests: '
+                    '"make test_unit"[1] "A demo."[2].')
+    assert [c["evidence_ref"] for c in cites.items] == ["README.md#L12@abc1234",
+                                                        "README.md#L6@abc1234"]
+
+
+def test_a_quoted_page_is_answered_with_less_confidence_than_an_adr() -> None:
+    result = StrategyResult("page_quotes", facts=[_fact()])
+    confidence = calibrated("documentation", {"page_quotes": result}, "README.md says: ...")
+    assert 0.0 < confidence == round(DOCUMENTATION * (0.7 + 0.6 * 0.42), 3) < 0.85

@@ -78,15 +78,36 @@ def content_words(text: str) -> set[str]:
             for w in words}
 
 
-def on_topic(question: str, fact: dict[str, Any]) -> bool:
+def on_topic(question: str, fact: dict[str, Any], common: frozenset[str] = frozenset()
+             ) -> bool:
     """Do a record's title and quotes (a ``rationale`` fact) share at least a third of the
-    question's content words (one at least)? A question no family answers is quoted from
-    the best-ranked ADR only then: "which Kafka topics does the API publish to?" is not
-    answered by an ADR on feature flags that mentions the API once."""
-    asked = content_words(question)
+    question's content words (one at least), ``common`` words left out? A question no family
+    answers is quoted from the best-ranked ADR only then: "which Kafka topics does the API
+    publish to?" is not answered by an ADR on feature flags that mentions the API once, nor
+    "which PostgreSQL version does the platform use?" by one on network access where every
+    record says "platform"."""
+    asked = content_words(question) - common
     said = content_words(" ".join([str((fact.get("adr") or {}).get("name") or ""),
                                    *(str(q.get("text") or "") for q in fact.get("quotes") or [])]))
-    return len(asked & said) >= max(1, -(-len(asked) // 3))
+    return bool(asked) and len(asked & said) >= max(1, -(-len(asked) // 3))
+
+
+COMMON_SHARE = 0.5  # a word more than this share of the records name is common ...
+COMMON_MIN_RECORDS = 4  # ... when there are at least this many records
+
+
+async def common_words(ctx: SearchContext) -> frozenset[str]:
+    """The question's content words that most decision records name (:data:`COMMON_SHARE`):
+    the project's own name, "platform", "service"."""
+    words = sorted(content_words(ctx.query))
+    if not words:
+        return frozenset()
+    rows = await ctx.reader.rows("retrieval/decision_word_spread", ctx.scope, words=words)
+    records = int(rows[0]["records"]) if rows else 0
+    if records < COMMON_MIN_RECORDS:
+        return frozenset()
+    return frozenset(str(x["word"]) for x in rows[0]["spread"]
+                     if int(x["records"]) > COMMON_SHARE * records)
 
 
 def title_text(entity: dict[str, Any], path: str | None) -> str:
@@ -268,11 +289,12 @@ async def unasked(ctx: SearchContext, fused: list[Hit], reranker: Reranker
                   ) -> StrategyResult | None:
     """An ADR answering a question no family took ("what is our backup strategy?"): when the
     best match is a record (or a chunk of one), the sentences of the record in force closest
-    to the question, if it shares a third of the question's content words (:func:`on_topic`);
-    None otherwise."""
+    to the question, if it shares a third of the question's content words that most records
+    do not name (:func:`on_topic`, :func:`common_words`); None otherwise."""
     if not fused or not is_decision(fused[0]):
         return None
     quoted = await in_force(ctx, await rationale(ctx, fused[:1], reranker), reranker)
-    if quoted is None or not quoted.facts or not on_topic(ctx.query, quoted.facts[0]):
+    if quoted is None or not quoted.facts \
+            or not on_topic(ctx.query, quoted.facts[0], await common_words(ctx)):
         return None
     return quoted

@@ -114,3 +114,12 @@ def test_a_record_answers_an_unasked_question_only_when_it_shares_a_third_of_its
              "quotes": [{"text": "The API reads flags at start-up."}]}
     assert not on_topic("Which Kafka topics does the API publish to?", flags)
     assert not on_topic("the and of", flags)  # no content word: never on topic
+
+
+def test_words_most_records_name_are_left_out_of_the_count() -> None:
+    network = {"adr": {"name": "adr:0001 Restrict network access"},
+               "quotes": [{"text": "We will allow network access to the platform via the VPN."}]}
+    question = "Which PostgreSQL version does the platform use?"
+    assert on_topic(question, network)  # "platform": 1 of its 3 content words
+    assert not on_topic(question, network, frozenset({"platform"}))
+    assert not on_topic("The platform?", network, frozenset({"platform"}))  # nothing left

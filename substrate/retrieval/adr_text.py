@@ -33,6 +33,8 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[`*])")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+_LINK_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+!?\[[^\]]*\]\([^)]*\)\s*$")
+_CONTENTS = re.compile(r"^(?:table of )?contents$|^toc$", re.I)
 # emphasis marks: * and ` anywhere, _ only at a word's edge (snake_case names keep theirs)
 _EMPHASIS = re.compile(r"[*`]{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w)")
 
@@ -116,8 +118,9 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
     ``every_section``: every heading starts a section of its own name, and the text before
     the first, or under the page's title, is a section too ("": a README's opening): a
     documentation page's sentences.
-    A fenced code block is one sentence (its lines joined by "; "). The text is then a whole
-    file: its first line is line 1."""
+    A fenced code block is one sentence (its lines joined by "; "); a table of contents, a list
+    item that is only a link and HTML are left out. The text is then a whole file: its first
+    line is line 1."""
     first = 1 if every_section else first_text_line(text, title_line, title)
     raw = text.splitlines()
     section: str | None = "" if every_section else None
@@ -138,11 +141,12 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
         if code is not None:
             code.append(line)
             continue
-        if every_section and line.lstrip().startswith("<"):  # HTML: images, centring
-            continue
+        if every_section and (line.lstrip().startswith("<") or _LINK_ONLY.match(line)):
+            continue  # HTML (images, centring) and navigation (a list item that is one link)
         m = _HEADING.match(line)
         if m and every_section:  # the page's title (a first "# ...") names no section
             section = "" if len(m.group(1)) == 1 and not headed else clean(m.group(2))
+            section = None if section and _CONTENTS.match(section) else section
             headed = True
             continue
         if m:

@@ -18,6 +18,11 @@ README = """\
 
 Online Boutique is a web-based e-commerce demo of eleven services.
 
+## Contents
+
+- [Running the tests](#running-the-tests)
+- [Deploying](#deploying)
+
 ## Running the tests
 
 Install the tools first. Then run:
@@ -43,11 +48,13 @@ def test_every_heading_is_a_section_and_the_opening_is_one_too() -> None:
     code = next(s for s in found if "make test_unit" in s.text)
     # the block is one sentence, joined to the lead-in announcing it; "# ..." in it is no
     # heading
-    assert code.section == "Running the tests" and code.lines() == "L10-L13"
+    assert code.section == "Running the tests" and code.lines() == "L15-L18"
     assert code.text == "Then run: # the unit tests of every service; make test_unit"
     deploying = [s for s in found if s.section == "Deploying"]
     assert deploying and "skaffold run" in " ".join(s.text for s in deploying)
     assert not any("img" in s.text or "badge" in s.text for s in found)  # HTML, badges
+    assert not any(s.section == "Contents" or s.text.startswith("Running the tests")
+                   for s in found)  # the table of contents
 
 
 def test_a_block_without_a_lead_in_is_cited_at_its_first_command() -> None:

@@ -83,19 +83,22 @@ def prose_kind(path: str) -> str:
     return "doc" if "/" in path and path.split("/", 1)[0].lower() in DOC_DIRS else "readme"
 
 
-def prose_paths(snap: GitSnapshot, folders: Iterable[str] = ()) -> list[str]:
+def prose_paths(snap: GitSnapshot) -> list[str]:
     """The prose pages that become Documents (:func:`is_prose_path`), shallowest first, at
-    most :data:`MAX_PROSE_DOCS`: not the README of a service's or module's folder
-    (``folders``), which :func:`describe_services` and :func:`describe_modules` read."""
-    claimed = {f.strip("/") for f in folders} - {"", "."}
-
-    def described(path: str) -> bool:
-        folder = posixpath.dirname(path)
-        return folder in claimed and posixpath.basename(path).lower() in README_NAMES \
-            and is_readme_path(f"{folder}/README.md")
-
-    found = [p for p in snap.files() if is_prose_path(p) and not described(p)]
+    most :data:`MAX_PROSE_DOCS`."""
+    found = [p for p in snap.files() if is_prose_path(p)]
     return sorted(found, key=lambda p: (p.count("/"), p))[:MAX_PROSE_DOCS]
+
+
+def folder_readmes(paths: Iterable[str], folders: Iterable[str]) -> set[str]:
+    """The READMEs among ``paths`` of a service's or module's folder (``folders``), which
+    :func:`describe_services` and :func:`describe_modules` also read: their Documents are
+    named by their path, not their title ("# cart" is the service's name; a question naming
+    cart means the service)."""
+    claimed = {f.strip("/") for f in folders} - {"", "."}
+    return {p for p in paths if posixpath.dirname(p) in claimed
+            and posixpath.basename(p).lower() in README_NAMES
+            and is_readme_path(f"{posixpath.dirname(p)}/README.md")}
 
 
 def design_batch(snap: GitSnapshot, index: NameIndex, folders: Iterable[str] = (),
@@ -105,23 +108,25 @@ def design_batch(snap: GitSnapshot, index: NameIndex, folders: Iterable[str] = (
     to services."""
     kinds = {p: "design" for p in snap.files() if is_design_path(p)}
     if prose:
-        kinds.update((p, prose_kind(p)) for p in prose_paths(snap, folders))
+        kinds.update((p, prose_kind(p)) for p in prose_paths(snap))
+    by_path = folder_readmes(kinds, folders)
     snap.preload(kinds)
     batch = GraphBatch()
     for path, kind in kinds.items():
         text = snap.read(path)
         if kind == "design" or len(text) <= MAX_PROSE_CHARS:
-            batch.extend(_document(snap, index, path, text, kind))
+            batch.extend(_document(snap, index, path, text, kind, path in by_path))
     return batch
 
 
 def _document(snap: GitSnapshot, index: NameIndex, path: str, text: str,
-              kind: str) -> GraphBatch:
+              kind: str, by_path: bool = False) -> GraphBatch:
     doc = parse_markdown(text)
     head = title(doc.body)
     base = posixpath.basename(path)
     fallback = path if kind != "design" and base.lower() in README_NAMES else base
     name, line = head if head else (fallback, 1)
+    name = path if by_path else name
     cid = ceid("doc", path)
     props = {"name": name, "path": path, "text": text, "kind": kind}
     batch = GraphBatch(nodes=[NodeRecord(cid, "Document", props, (snap.ref(path, line),))])
@@ -153,7 +158,8 @@ _SUBHEADING = re.compile(r"^\s*#{2,6}\s")
 
 def opening_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """The README's first paragraph that says something: one of badges, images or links
-    (or a short line leading to a link) is passed over, up to the first second-level heading
+    (or a short line leading to a link), or a table ("| Language | Persistence |": read by
+    :mod:`readme_tables`) is passed over, up to the first second-level heading
     (past it, a paragraph belongs to a section, not to the whole)."""
     rest = body
     while rest:
@@ -168,8 +174,10 @@ def opening_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
         for _ in range(3):  # a badge inside a link: "[![CI](.../ci.svg)](.../ci)"
             said = _MEDIA.sub(" ", said)
         said = " ".join(said.split()).strip(" |-*")
-        if said and not (_MEDIA.search(raw) and len(said) < 60 and said.endswith(":")):
-            return lines  # (passed over: badges only, or "Docs for X: <link>")
+        table = all(t.lstrip().startswith("|") for _, t in lines)  # a table says no sentence
+        if said and not table \
+                and not (_MEDIA.search(raw) and len(said) < 60 and said.endswith(":")):
+            return lines  # (passed over: badges only, a table, or "Docs for X: <link>")
         rest = [(no, t) for no, t in rest if no > lines[-1][0]]
     return []
 

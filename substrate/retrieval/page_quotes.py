@@ -3,23 +3,33 @@ run the tests?", "how is the app deployed?"): the page's sentences closest to th
 quoted with the lines they stand on (no model).
 
 The Documents among the fused order's first ``TOP`` hits (and those of the Chunks among
-them; an ADR is :mod:`rationale`'s) are read back with their text, cut into sentences under
-every heading (:func:`~substrate.retrieval.adr_text.sentences`, a fenced command block being
-one; of a page found by its chunks, those in the chunks only). The reranker scores them all
-against the question; the page of the best one answers, with its best ``QUOTES`` within
-``CLOSE`` of the first, quoted in page order, each citing
-``path#L<line>@<commit>`` (the commit the read's snapshot holds). A page is quoted only when
-its title and quotes share a third of the question's content words
-(:func:`~substrate.retrieval.rationale.on_topic`).
+them, and the README of a service's or module's folder among them: "how do I run the
+end-to-end tests?" finds the ``e2e`` module first; an ADR is :mod:`rationale`'s) are read
+back with their text, cut into sentences under every heading
+(:func:`~substrate.retrieval.adr_text.sentences`, a fenced command block being one; of a page
+found by its chunks, those in the chunks only). The reranker scores them all against the
+question (one holding a command scores ``COMMAND_BOOST`` more when the question asks how to
+do something); the page of the best one answers, with its best ``QUOTES`` within ``CLOSE`` of
+the first, quoted in page order, each citing ``path#L<line>@<commit>`` (the commit the read's
+snapshot holds). A page is quoted only when its title and quotes (with their headings) share a
+third of the question's content words (:func:`~substrate.retrieval.rationale.on_topic`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from substrate.retrieval.adr_text import Sentence, sentences
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
-from substrate.retrieval.rationale import Reranker, commit_of, git_source, is_decision, on_topic
+from substrate.retrieval.rationale import (
+    Reranker,
+    commit_of,
+    content_words,
+    git_source,
+    is_decision,
+    on_topic,
+)
 from substrate.retrieval.time_scope import commit_at
 
 NAME = "page_quotes"
@@ -27,11 +37,28 @@ TOP = 3  # the fused hits a page is looked for among
 QUOTES = 3
 CLOSE = 0.75  # a sentence is quoted beside the best one when it scores this share of it
 MAX_SENTENCES = 200  # of one page, scored (a long page's matched chunks are far fewer)
+COMMAND_BOOST = 0.1  # a sentence holding a command, for a how-to question
+HOW_TO = re.compile(r"^\W*how\s+(?:do|does|can|could|should|would|to|are|is)\b"
+                    r"|\b(?:commands?|steps?|instructions?)\b", re.I)
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+# asking how to do something oneself: a page's instructions answer before a decision record
+_HOW_TO_DO = re.compile(r"^\W*how\s+(?:do|can|should|would|could)\s+(?:i|we|you|one)\b"
+                        r"|^\W*how\s+to\b", re.I)
+
+
+def asks_how_to(question: str) -> bool:
+    """"How do I deploy manually?", "how to run the tests": instructions, which a page gives
+    (not "how does checkout work?")."""
+    return _HOW_TO_DO.search(question) is not None
+
+
+FOLDERS = ("Service", "Module")  # entities whose source folder may hold a README
 
 
 def is_page(hit: Hit) -> bool:
-    """A Document hit, or a chunk of one that is no ADR's."""
-    return hit.label == "Document" or (hit.label == "Chunk" and not is_decision(hit))
+    """A hit that may lead to a page: a Document, a chunk of one that is no ADR's, a service
+    or module (its folder's README)."""
+    return hit.label in ("Document", *FOLDERS) or (hit.label == "Chunk" and not is_decision(hit))
 
 
 def span_lines(text: str, spans: list[list[int]]) -> list[tuple[int, int]]:
@@ -40,36 +67,71 @@ def span_lines(text: str, spans: list[list[int]]) -> list[tuple[int, int]]:
             for a, b in spans]
 
 
-def _candidates(row: dict[str, Any]) -> list[Sentence]:
-    """The page's sentences, only those in the chunks that matched when chunks did."""
+def fenced_lines(text: str) -> set[int]:
+    """The file lines inside fenced code blocks (a page's commands)."""
+    inside, out = False, set()
+    for no, line in enumerate(text.splitlines(), start=1):
+        if _FENCE.match(line):
+            inside = not inside
+        elif inside:
+            out.add(no)
+    return out
+
+
+def _candidates(row: dict[str, Any], question: str, how_to: bool
+                ) -> list[tuple[Sentence, float]]:
+    """The page's sentences, only those in the chunks that matched when chunks did (and those
+    of a section whose heading shares a content word with the question), each with what it
+    adds to its score: ``COMMAND_BOOST`` for one holding a command when the question asks how
+    to do something."""
     text = str(row["props"]["text"])
     found = sentences(text, 1, every_section=True)
     spans = span_lines(text, [s for s in row.get("spans") or [] if s and None not in s])
     if spans:
-        found = [s for s in found if any(a <= s.line <= b for a, b in spans)]
-    return found[:MAX_SENTENCES]
+        asked = content_words(question)
+        found = [s for s in found if any(a <= s.line <= b for a, b in spans)
+                 or asked & content_words(s.section)]
+    code = fenced_lines(text) if how_to else set()
+    return [(s, COMMAND_BOOST if code.intersection(range(s.line, max(s.line, s.last) + 1))
+             else 0.0) for s in found[:MAX_SENTENCES]]
 
 
 async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
                       ) -> StrategyResult | None:
     """The quotes of the page whose sentence is closest to the question among the pages of
-    the first hits, or None (no page there, no sentence, or not on the question's topic)."""
-    pages = [h.id for h in fused[:TOP] if is_page(h)]
+    the first hits (the next page when its quotes are not on the question's topic), or None.
+    A service or module the question names brings its folder's README first, and that page
+    alone answers when there is one."""
+    named = [str(s["ceid"]) for s in ctx.seeds if s.get("label") in FOLDERS]
+    pages = list(dict.fromkeys([*named, *(h.id for h in fused[:TOP] if is_page(h))]))
     if not pages:
         return None
     rows = await ctx.reader.rows("retrieval/document_text", ctx.scope, ceids=pages)
-    found = [(i, s) for i, row in enumerate(rows) for s in _candidates(row)]
+    own = [r for r in rows if set(r["via"]) & set(named)]
+    rows = own[:1] or rows  # "how do I run the cart service?": cart's own README
+    how_to = HOW_TO.search(ctx.query) is not None
+    found = [(i, s, add) for i, row in enumerate(rows)
+             for s, add in _candidates(row, ctx.query, how_to)]
     if not found:
         return None
-    outcome = await reranker.rerank(ctx.query, [s.text for _, s in found], None)
-    scored = sorted(((float(r.score), found[r.index]) for r in outcome.results),
-                    key=lambda x: -x[0])
-    best, (page_at, _) = scored[0]
-    mine = [(score, s) for score, (i, s) in scored if i == page_at]
-    chosen = [s for score, s in mine[:QUOTES] if score >= CLOSE * best] if best > 0 \
-        else [mine[0][1]]
-    chosen.sort(key=lambda s: s.line)
-    row = rows[page_at]
+    outcome = await reranker.rerank(  # a sentence is read under its heading
+        ctx.query, [f"{s.section}: {s.text}" if s.section else s.text for _, s, _ in found],
+        None)
+    scored = sorted(((float(r.score) + found[r.index][2], found[r.index][:2])
+                     for r in outcome.results), key=lambda x: -x[0])
+    for page_at in dict.fromkeys(i for _, (i, _) in scored):  # by each page's best sentence
+        mine = [(score, s) for score, (i, s) in scored if i == page_at]
+        best = mine[0][0]
+        chosen = sorted((s for score, s in mine[:QUOTES] if score >= CLOSE * best),
+                        key=lambda s: s.line) if best > 0 else [mine[0][1]]
+        if on_topic(ctx.query, {"adr": rows[page_at]["entity"],  # under their headings
+                                "quotes": [{"text": f"{s.section} {s.text}"} for s in chosen]}):
+            return await _quoted(ctx, rows[page_at], chosen, [x for x, _ in mine[:QUOTES]])
+    return None
+
+
+async def _quoted(ctx: SearchContext, row: dict[str, Any], chosen: list[Sentence],
+                  scores: list[float]) -> StrategyResult:
     props: dict[str, Any] = row["props"]
     _, commit = commit_of(list(props.get("provenance") or []))
     read_at = await commit_at(ctx.settings, ctx.scope.tenant, ctx.scope.version,
@@ -80,9 +142,7 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
             "quotes": [{"section": s.section, "line": s.line, "text": s.text,
                         "evidence_ref": f"{props.get('path')}#{s.lines()}@{commit}"}
                        for s in chosen],
-            "scores": [round(score, 4) for score, _ in mine[:QUOTES]]}
-    if not on_topic(ctx.query, {"adr": row["entity"], "quotes": fact["quotes"]}):
-        return None
+            "scores": [round(score, 4) for score in scores]}
     result = StrategyResult(NAME)
     result.facts.append(fact)
     return result

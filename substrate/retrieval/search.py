@@ -38,7 +38,7 @@ from substrate.retrieval.history_facts import when_results
 from substrate.retrieval.linking import link_entities, named_seeds
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
-from substrate.retrieval.page_quotes import quoted_page
+from substrate.retrieval.page_quotes import asks_how_to, quoted_page
 from substrate.retrieval.rationale import rationale, unasked
 from substrate.retrieval.registry import (
     RISK_PLAN,
@@ -140,6 +140,24 @@ async def _run_one(ctx: SearchContext, name: str, emit: Emit,
                             "hits": [h.__dict__ for h in result.hits[:10]],
                             "truncated": result.truncated, "note": result.note})
     return result
+
+
+async def _quoted(ctx: SearchContext, fused: list[Hit], reranker: Any, intent: Intent
+                  ) -> tuple[str, StrategyResult] | None:
+    """A question no family answered: the sentences of the ADR it matches best
+    (:func:`rationale.unasked`), else of the README or documentation page
+    (:func:`page_quotes.quoted_page`); a how-to question ("how do I deploy manually?") tries
+    the pages first. ``(answered as, result)``, or None."""
+    tries: list[tuple[str, Any]] = [("documentation", quoted_page)]
+    if intent is not Intent.DECISION_RATIONALE:
+        tries.insert(0, ("decision_rationale", unasked))
+    if asks_how_to(ctx.query):
+        tries.reverse()
+    for answered_as, find in tries:
+        found = await find(ctx, fused, reranker)
+        if found is not None:
+            return answered_as, found
+    return None
 
 
 async def _run_plan(ctx: SearchContext, plan: list[str], emit: Emit, staged: bool,
@@ -262,16 +280,11 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     context = _context(results, fused, options.token_budget)
     text, citations = answers.compose(str(route.intent), results, fused)
     answered_as = str(route.intent)
-    if fell_back(text) and route.intent is not Intent.DECISION_RATIONALE:
-        quoted = await unasked(ctx, fused, reranker)  # "what is our backup strategy?"
-        if quoted is not None:
-            results, answered_as = {**results, "rationale": quoted}, "decision_rationale"
-            text, citations = answers.compose(answered_as, results, fused)
-    if fell_back(text):  # "how do I run the tests?": the README's closest sentences
-        page = await quoted_page(ctx, fused, reranker)
-        if page is not None:
-            results, answered_as = {**results, page.name: page}, "documentation"
-            text, citations = answers.compose(answered_as, results, fused)
+    unasked_by = await _quoted(ctx, fused, reranker, route.intent) if fell_back(text) else None
+    if unasked_by is not None:  # "what is our backup strategy?", "how do I run the tests?"
+        answered_as, found = unasked_by
+        results = {**results, found.name: found}
+        text, citations = answers.compose(answered_as, results, fused)
     answer_confidence, composed = calibrated(answered_as, results, text), text
     if answered_as != str(route.intent):  # the record matched the question; nothing asked it
         answer_confidence = round(answer_confidence * FOUND_NOT_ASKED, 3)

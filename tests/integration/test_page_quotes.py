@@ -53,10 +53,42 @@ kind delete cluster --name example-shop
 """
 
 
+BASKET_README = """\
+# basket
+
+Keeps each shopper's basket.
+
+## Running locally
+
+Start the service with Gradle:
+
+```sh
+./gradlew bootRun
+```
+"""
+STOREFRONT_README = """\
+# storefront
+
+The shop's web front.
+
+## Running locally
+
+Start the service with npm:
+
+```sh
+npm start
+```
+"""
+
+
 @pytest.fixture(scope="module")
 def tenant(stack: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     files = {"docker-compose.yml": COMPOSE, "README.md": README,
-             "docs/development.md": DEVELOPMENT}
+             "docs/development.md": DEVELOPMENT,
+             "services/basket/README.md": BASKET_README,
+             "services/basket/build.gradle": "plugins { id 'java' }\n",
+             "services/storefront/README.md": STOREFRONT_README,
+             "services/storefront/package.json": "{}\n"}
     with repo_tenant(stack, tmp_path_factory.mktemp("shop"), "t-pages", files) as name:
         yield name
 
@@ -81,3 +113,23 @@ def test_the_section_closest_to_the_question_is_quoted(stack: Settings, tenant: 
     assert "make unit-tests" in body["answer"], body["answer"]
     refs = [c["evidence_ref"] for c in body["citations"]]
     assert any(r.startswith("docs/development.md#L7-L10@") for r in refs), refs
+
+
+def test_a_service_the_question_names_is_answered_from_its_own_readme(
+        stack: Settings, tenant: str) -> None:
+    """Both service READMEs say how to run them locally; the one named answers (its folder's
+    README is a Document named by its path: "# basket" names the service)."""
+    body = ask(stack, tenant, "How do I run the basket service locally?")
+    answer = body["answer"]
+    assert answer.startswith("services/basket/README.md says: Running locally: "), answer
+    assert "./gradlew bootRun" in answer and "npm start" not in answer
+    refs = [c["evidence_ref"] for c in body["citations"]]
+    assert any(r.startswith("services/basket/README.md#L7-L10@") for r in refs), refs
+
+
+def test_a_service_named_like_its_readme_title_is_still_the_service(
+        stack: Settings, tenant: str) -> None:
+    body = ask(stack, tenant, "What does storefront depend on?")
+    assert body["route"]["intent"] == "dependency"
+    assert body["answer"].startswith("storefront depends on: basket"), body["answer"]
+    assert body["citations"][0]["evidence_ref"].startswith("docker-compose.yml#L5@")

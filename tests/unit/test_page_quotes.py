@@ -8,7 +8,7 @@ from substrate.retrieval.adr_text import clean, sentences
 from substrate.retrieval.calibration import DOCUMENTATION, calibrated
 from substrate.retrieval.composers import Citations, page
 from substrate.retrieval.context import Hit, StrategyResult
-from substrate.retrieval.page_quotes import is_page, span_lines
+from substrate.retrieval.page_quotes import asks_how_to, fenced_lines, is_page, span_lines
 
 README = """\
 # Online Boutique
@@ -79,11 +79,12 @@ def test_clean_keeps_the_underscores_of_names() -> None:
         "run make test_unit with care and SNAKE_CASE"
 
 
-def test_pages_are_documents_or_chunks_of_them_not_adrs() -> None:
+def test_pages_are_documents_chunks_of_them_or_folders_not_adrs() -> None:
     assert is_page(Hit("doc:readme-md", "Online Boutique", "Document", "", 1.0))
     assert is_page(Hit("chunk:readme-md:0", "README.md#chunk0", "Chunk", "", 1.0))
     assert not is_page(Hit("adr:0001", "adr:0001 Use Go", "DecisionNode", "", 1.0))
-    assert not is_page(Hit("service:cart", "cart", "Service", "", 1.0))
+    assert is_page(Hit("module:src-e2e", "e2e", "Module", "", 1.0))  # its folder's README
+    assert not is_page(Hit("team:web", "web", "Team", "", 1.0))
 
 
 def _fact() -> dict[str, object]:
@@ -108,3 +109,14 @@ def test_a_quoted_page_is_answered_with_less_confidence_than_an_adr() -> None:
     result = StrategyResult("page_quotes", facts=[_fact()])
     confidence = calibrated("documentation", {"page_quotes": result}, "README.md says: ...")
     assert 0.0 < confidence == round(DOCUMENTATION * (0.7 + 0.6 * 0.42), 3) < 0.85
+
+
+def test_how_to_questions_ask_for_instructions() -> None:
+    assert asks_how_to("How do I run the tests?") and asks_how_to("how to deploy manually")
+    assert asks_how_to("How can we rotate the keys?")
+    assert not asks_how_to("How does checkout work?")
+    assert not asks_how_to("What is our backup strategy?")
+
+
+def test_the_lines_inside_fenced_blocks_are_commands() -> None:
+    assert fenced_lines(README) == {18, 19}

@@ -1,6 +1,6 @@
 """Prose documentation as Documents: the root README (also the Repository's description),
-pages under ``docs/``, READMEs of folders that are not a service's or module's; never
-changelogs, licences or vendored trees; and the history replay watches them."""
+pages under ``docs/``, READMEs of other folders (a service's or module's named by its path);
+never changelogs, licences or vendored trees; and the history replay watches them."""
 
 from __future__ import annotations
 
@@ -57,18 +57,21 @@ def test_root_readme_docs_pages_and_other_readmes_are_documents(tmp_path: Path) 
     batch = batch_at(repo)
     docs = {n.props["path"]: n for n in batch.nodes if n.label == "Document"}
     assert sorted(docs) == ["README.md", "docs/design/cache.md", "docs/guide/deploying.md",
-                            "tools/migrate/README.md"]
+                            "services/checkout/README.md", "tools/migrate/README.md"]
     assert {p: n.props["kind"] for p, n in docs.items()} == {
         "README.md": "readme", "docs/design/cache.md": "design",
-        "docs/guide/deploying.md": "doc", "tools/migrate/README.md": "readme"}
+        "docs/guide/deploying.md": "doc", "services/checkout/README.md": "readme",
+        "tools/migrate/README.md": "readme"}
     assert docs["README.md"].ceid == "doc:readme-md"
     assert docs["docs/guide/deploying.md"].props["name"] == "Deploying"
     assert docs["tools/migrate/README.md"].props["name"] == "tools/migrate/README.md"  # no title
     mentions = {(e.src, e.dst) for e in batch.edges if e.type == "MENTIONS"}
     assert ("doc:docs-guide-deploying-md", "service:checkout") in mentions
-    # the service folder's README describes the service and is no Document of its own
+    # the service folder's README describes the service; its Document (quoted for how-to
+    # questions) is named by its path: "# checkout" names the service
     service = next(n for n in batch.nodes if n.ceid == "service:checkout")
     assert service.props["description"] == "Takes the payment."
+    assert docs["services/checkout/README.md"].props["name"] == "services/checkout/README.md"
 
 
 def test_the_repository_is_described_by_its_root_readme(tmp_path: Path) -> None:

@@ -20,6 +20,14 @@ def test_badges_and_images_are_passed_over() -> None:
                    "\n\nThe x service keeps carts for shoppers who come back later.\n") == [5]
 
 
+def test_a_table_under_the_title_is_passed_over() -> None:
+    """retail-store-sample-app's catalog README opens with a | Language | Persistence | table
+    (its facts are read by readme_tables); the sentence after it says what the service is."""
+    text = ("# Catalog Service\n\n| Language | Persistence |\n| -- | -- |\n| Go | MySQL |\n\n"
+            "This service provides an API for retrieving product catalog information.\n")
+    assert opening(text) == [7]
+
+
 def test_a_lone_badge_linking_to_a_bare_host_is_passed_over() -> None:
     """The badge's link ends with the host: its ")" is not part of the URL."""
     assert opening("# x\n\n[![CI](https://ci.example.com/badge.svg)](https://ci.example.com)"

@@ -17,9 +17,13 @@ the best ``QUOTES`` are quoted in document order.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, Protocol
+
+import snowballstemmer
 
 from substrate.retrieval.adr_text import (
     QUOTES,
@@ -70,12 +74,21 @@ selected decide decided decision decisions adr adrs record records need needed g
 _NOT_CONTENT = STOPWORDS | frozenset(_QUESTION_WORDS.split())
 
 
+_STEMMER = snowballstemmer.stemmer("english")  # stateful: one word at a time
+_STEM_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The English Snowball stem of a lower-case word ("deploying", "deploys" -> "deploy")."""
+    with _STEM_LOCK:
+        return str(_STEMMER.stemWord(word))
+
+
 def content_words(text: str) -> set[str]:
-    """The text's words less stop words and the words of any decision question, lower case,
-    a plural's "s" dropped ("Django-FSM" gives django, fsm)."""
-    words = (w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _NOT_CONTENT)
-    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-            for w in words}
+    """The stems of the text's words less stop words and the words of any decision question
+    ("Django-FSM" gives django, fsm; "Deploying manually" deploy, manual)."""
+    return {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _NOT_CONTENT}
 
 
 def on_topic(question: str, fact: dict[str, Any], common: frozenset[str] = frozenset()

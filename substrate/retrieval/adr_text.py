@@ -30,7 +30,10 @@ MIN_CHARS = 12  # shorter sentences say too little to quote; list items may be s
 MIN_ITEM_CHARS = 4
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[`*])")
+# a sentence ends at . ! or ? before a capital, quote or bracket; not after "e.g.", "i.e.",
+# "etc." or "vs." ("(i.e. `pip install`)" is one sentence)
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
+                           r"\s+(?=[A-Z\"'(\[`*])")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _LINK_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+!?\[[^\]]*\]\([^)]*\)\s*$")

@@ -120,3 +120,11 @@ def test_how_to_questions_ask_for_instructions() -> None:
 
 def test_the_lines_inside_fenced_blocks_are_commands() -> None:
     assert fenced_lines(README) == {18, 19}
+
+
+def test_an_abbreviation_ends_no_sentence() -> None:
+    found = sentences("# T\n\nRun the linters after installing (i.e. `pip install -r x.txt`). "
+                      "Then commit, e.g. With git.\n", 1, every_section=True)
+    assert [s.text for s in found] == [
+        "Run the linters after installing (i.e. pip install -r x.txt).",
+        "Then commit, e.g. With git."]

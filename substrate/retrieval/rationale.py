@@ -94,17 +94,23 @@ def content_words(text: str) -> set[str]:
 def on_topic(question: str, fact: dict[str, Any], common: frozenset[str] = frozenset()
              ) -> bool:
     """Do a record's title and quotes (a ``rationale`` fact) share at least a third of the
-    question's content words (one at least), ``common`` words left out? A question no family
+    question's content words (one at least), ``common`` words and the graph's own vocabulary
+    (:data:`GRAPH_WORDS`) left out? A question no family
     answers is quoted from the best-ranked ADR only then: "which Kafka topics does the API
     publish to?" is not answered by an ADR on feature flags that mentions the API once, nor
     "which PostgreSQL version does the platform use?" by one on network access where every
     record says "platform"."""
-    asked = content_words(question) - common
+    asked = content_words(question) - common - GRAPH_WORDS
     said = content_words(" ".join([str((fact.get("adr") or {}).get("name") or ""),
                                    *(str(q.get("text") or "") for q in fact.get("quotes") or [])]))
     return bool(asked) and len(asked & said) >= max(1, -(-len(asked) // 3))
 
 
+# the graph's own vocabulary: a question whose content is only these ("list services with no
+# owner") asks the graph, and a record or page naming them does not answer it
+GRAPH_WORDS = frozenset(map(stem, (
+    "service", "team", "owner", "own", "depend", "dependency", "call", "datastore",
+    "component", "module", "system", "list", "show")))
 COMMON_SHARE = 0.5  # a word more than this share of the records name is common ...
 COMMON_MIN_RECORDS = 4  # ... when there are at least this many records
 

@@ -242,8 +242,12 @@ def test_nodes_per_commit(driver: Driver, replay: Replay) -> None:
              "team:payments", "dev:dana", "repo:shop"}
     second = first | {"service:search", "infra:namespace-shop", "team:commerce", "adr:0001"}
     # payments retired: its folder's CODEOWNERS rule still names it, a path no service claims
+    # the replay's last commit also reads the prose pages: the services' READMEs (payments'
+    # folder has none any more)
     third = (second - {"service:payments"}) | {"adr:0002", INCIDENT_ID,
-                                               "module:services-payments"}
+                                               "module:services-payments",
+                                               "doc:services-checkout-readme-md",
+                                               "doc:services-search-readme-md"}
     assert [entities_at(driver, replay.tenant, v) for v in (v1, v2, v3)] == [
         first, second, third]
     checkout = node_state(driver, replay.tenant, "service:checkout")

@@ -136,9 +136,11 @@ def api(stack: Settings) -> Iterator[httpx.Client]:
 
 
 def said_at(repo: Path, commits: list[tuple[str, str]], when: str) -> GraphBatch:
-    """What the repository said at ``when``: the batch of the newest commit not after it."""
+    """What the repository said at ``when``: the batch of the newest commit not after it (its
+    prose pages, the services' READMEs among them, only at the last commit: a history replay
+    reads them there)."""
     sha = [s for w, s in commits if w <= when][-1]
-    return with_chunks(batch_at(repo, sha))
+    return with_chunks(batch_at(repo, sha, prose=sha == commits[-1][1]))
 
 
 def get(api: httpx.Client, tenant: str, path: str, **params: Any) -> dict[str, Any]:

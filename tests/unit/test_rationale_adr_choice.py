@@ -124,3 +124,13 @@ def test_words_most_records_name_are_left_out_of_the_count() -> None:
     assert on_topic(question, network)  # "platform": 1 of its 3 content words
     assert not on_topic(question, network, frozenset({"platform"}))
     assert not on_topic("The platform?", network, frozenset({"platform"}))  # nothing left
+
+
+def test_a_question_in_the_graphs_own_words_is_no_records_topic() -> None:
+    """"list services with no owner" asks the graph: a README naming its service and owner
+    does not answer it."""
+    readme = {"adr": {"name": "services/wishlist/README.md"},
+              "quotes": [{"text": "The wishlist service is owned by the web team."}]}
+    assert not on_topic("list services with no owner", readme)
+    assert on_topic("How is the wishlist service deployed?", readme | {
+        "quotes": [{"text": "The wishlist service is deployed with Helm."}]})

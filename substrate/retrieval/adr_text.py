@@ -131,6 +131,7 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
     body: dict[str, list[tuple[int, str]]] = {}
     code: list[str] | None = None  # the lines of the fenced block being read (every_section)
     code_at, headed = 0, False
+    blocks: set[int] = set()  # the first lines of the command blocks read
     for i, line in enumerate(raw):
         if every_section and _FENCE.match(line):
             if code is None:  # cited at its first line (a lead-in "...run:" joins it)
@@ -139,6 +140,7 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
                 joined = "; ".join(c.strip() for c in code if c.strip())
                 if section is not None and joined:
                     body.setdefault(section, []).extend([(0, ""), (code_at, joined), (0, "")])
+                    blocks.add(code_at)
                 code = None
             continue
         if code is not None:
@@ -170,7 +172,7 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
             body.setdefault(section, []).append((first + i, line))
     out: list[Sentence] = []
     for name, lines in body.items():
-        out += _section_sentences(name, _paragraphs(lines), lambda no: raw[no - first])
+        out += _section_sentences(name, _paragraphs(lines), lambda no: raw[no - first], blocks)
     return out
 
 
@@ -187,8 +189,11 @@ def _kept(text: str, item: bool) -> bool:
 
 
 def _section_sentences(name: str, paras: list[list[tuple[int, str]]],
-                       raw: Callable[[int], str]) -> list[Sentence]:
-    """One section's sentences; lists grouped with their lead-in (see :func:`sentences`)."""
+                       raw: Callable[[int], str], blocks: frozenset[int] | set[int] = frozenset()
+                       ) -> list[Sentence]:
+    """One section's sentences; lists grouped with their lead-in (see :func:`sentences`);
+    ``blocks``: the lines of command blocks, which a list item's lead-in announces too ("4. run
+    the script:" then the block)."""
     out: list[Sentence] = []
 
     def is_item(para: list[tuple[int, str]]) -> bool:
@@ -230,10 +235,15 @@ def _section_sentences(name: str, paras: list[list[tuple[int, str]]],
     while i < len(paras):
         para, item = paras[i], is_item(paras[i])
         pieces = _split(para)
-        lead = pieces[-1] if pieces and announces(clean(pieces[-1][2])) else None
+        # a lead-in ends in ":" ("...as follows:"), or runs on into a command block ("push
+        # the application with" then the block)
+        block_next = i + 1 < len(paras) and paras[i + 1][0][0] in blocks
+        last_words = clean(pieces[-1][2]) if pieces else ""
+        lead = pieces[-1] if pieces and (announces(last_words) or (
+            block_next and not last_words.endswith((".", "!", "?")))) else None
         end = items_after(i + 1, _indent(raw(para[0][0])) if item else None) if lead else i + 1
         nxt = paras[i + 1] if lead and end == i + 1 and i + 1 < len(paras) else None
-        joined = (nxt is not None and not item and not is_item(nxt)
+        joined = (nxt is not None and (not item or nxt[0][0] in blocks) and not is_item(nxt)
                   and not raw(nxt[0][0]).lstrip().startswith(("```", "|", "<")))
         for no, last, piece in pieces[:-1] if (end > i + 1 or joined) else pieces:
             words = clean(piece)

@@ -128,3 +128,26 @@ def test_an_abbreviation_ends_no_sentence() -> None:
     assert [s.text for s in found] == [
         "Run the linters after installing (i.e. pip install -r x.txt).",
         "Then commit, e.g. With git."]
+
+
+def test_a_list_item_announcing_a_command_block_is_quoted_with_it() -> None:
+    """manage.get.gov's operations README: "4. run ... the sandbox you wish to create" then
+    the script in a block."""
+    text = ("# Ops\n\n## Creating a sandbox\n\n1. Make sure you are on main.\n"
+            "2. Run the sandbox script with the name you want:\n\n```\n"
+            "./ops/scripts/create_dev_sandbox.sh jd\n```\n\n3. Follow the prompts.\n")
+    found = sentences(text, 1, every_section=True)
+    assert [(s.text, s.lines()) for s in found] == [
+        ("Make sure you are on main.", "L5"),
+        ("Run the sandbox script with the name you want: ./ops/scripts/create_dev_sandbox.sh jd",
+         "L6-L9"),
+        ("Follow the prompts.", "L12")]
+
+
+def test_a_sentence_running_on_into_a_command_block_is_its_lead_in() -> None:
+    """fac's deploying guide: "... push the application with" then `cf push`."""
+    text = ("# Deploying\n\n## Deploying manually\n\nAfter you have logged in, push the "
+            "application with\n\n```\ncf push -f manifests/manifest-dev.yml\n```\n")
+    assert [(s.text, s.lines()) for s in sentences(text, 1, every_section=True)] == [
+        ("After you have logged in, push the application with "
+         "cf push -f manifests/manifest-dev.yml", "L5-L8")]

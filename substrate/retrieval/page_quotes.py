@@ -117,16 +117,18 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
     outcome = await reranker.rerank(  # a sentence is read under its heading
         ctx.query, [f"{s.section}: {s.text}" if s.section else s.text for _, s, _ in found],
         None)
-    scored = sorted(((float(r.score) + found[r.index][2], found[r.index][:2])
+    # (score with the command boost, the reranker's own score, (page, sentence))
+    scored = sorted(((float(r.score) + found[r.index][2], float(r.score), found[r.index][:2])
                      for r in outcome.results), key=lambda x: -x[0])
-    for page_at in dict.fromkeys(i for _, (i, _) in scored):  # by each page's best sentence
-        mine = [(score, s) for score, (i, s) in scored if i == page_at]
+    for page_at in dict.fromkeys(i for _, _, (i, _) in scored):  # by each page's best sentence
+        mine = [(score, raw, s) for score, raw, (i, s) in scored if i == page_at]
         best = mine[0][0]
-        chosen = sorted((s for score, s in mine[:QUOTES] if score >= CLOSE * best),
-                        key=lambda s: s.line) if best > 0 else [mine[0][1]]
+        chosen = sorted((s for score, _, s in mine[:QUOTES] if score >= CLOSE * best),
+                        key=lambda s: s.line) if best > 0 else [mine[0][2]]
         if on_topic(ctx.query, {"adr": rows[page_at]["entity"],  # under their headings
                                 "quotes": [{"text": f"{s.section} {s.text}"} for s in chosen]}):
-            return await _quoted(ctx, rows[page_at], chosen, [x for x, _ in mine[:QUOTES]])
+            # the calibration reads the reranker's scores, not the boost
+            return await _quoted(ctx, rows[page_at], chosen, [raw for _, raw, _ in mine[:QUOTES]])
     return None
 
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from substrate.connectors.markdown import Line, find_sections, headings, inline_text, title
+from substrate.connectors.markdown import (
+    FENCE,
+    Line,
+    find_sections,
+    headings,
+    inline_text,
+    title,
+)
 
 _EMOJI = {"✅": "accepted", "❌": "rejected", "⚠": "deprecated", "♻": "superseded",
           "🚧": "proposed", "📝": "proposed", "⛔": "rejected", "🗑": "deprecated"}  # fmt: skip
@@ -48,7 +55,6 @@ def emoji_status(text: str) -> str:
 
 
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
 _STATUS_KEY = re.compile(r"^(?:adr\s+|decision\s+|current\s+)?status$")
 # a "date" / "created" / "decided" column before a "last updated" one
 _DATE_KEYS = (re.compile(r"\b(?:date|created|decided)\b"), re.compile(r"\b(?:updated|modified)\b"))
@@ -63,7 +69,7 @@ def table_rows(lines: list[Line]) -> list[list[TableRow]]:
     current: list[TableRow] = []
     fenced = False
     for no, text in [*lines, (0, "")]:
-        fenced = fenced != bool(_FENCE.match(text))
+        fenced = fenced != bool(FENCE.match(text))
         if not fenced and text.lstrip().startswith("|"):
             cells = [] if _TABLE_RULE.match(text) else [
                 inline_text(c).rstrip(":").strip() for c in text.strip().strip("|").split("|")]

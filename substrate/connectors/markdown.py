@@ -10,7 +10,7 @@ import yaml
 Line = tuple[int, str]  # (1-based line number, text)
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+FENCE = re.compile(r"^\s*(```|~~~)")  # a code fence's opening or closing line
 _FIELD = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{1,30}?)(?:\*\*|__)?\s*:"
     r"\s*(?:\*\*|__)?\s*(.+?)\s*$"
@@ -74,7 +74,7 @@ def headings(lines: list[Line]) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     fenced = False
     for no, text in lines:
-        if _FENCE.match(text):
+        if FENCE.match(text):
             fenced = not fenced
             continue
         match = None if fenced else _HEADING.match(text)
@@ -124,7 +124,7 @@ def first_paragraph_lines(lines: list[Line]) -> list[Line]:
     found: list[Line] = []
     for no, text in lines:
         stripped = text.strip()
-        if not stripped or _HEADING.match(stripped) or _FENCE.match(stripped):
+        if not stripped or _HEADING.match(stripped) or FENCE.match(stripped):
             if found:
                 break
             continue
@@ -157,3 +157,14 @@ def inline_text(text: str) -> str:
     removed, whitespace collapsed."""
     text = re.sub(r"[*_`]{1,3}", "", _LINK.sub(r"\1", text))
     return " ".join(text.split())
+
+
+def fenced_lines(text: str) -> set[int]:
+    """The 1-based lines inside fenced code blocks (a page's commands)."""
+    inside, out = False, set()
+    for no, line in enumerate(text.splitlines(), start=1):
+        if FENCE.match(line):
+            inside = not inside
+        elif inside:
+            out.add(no)
+    return out

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from substrate.connectors.adr_fields import table_status
+from substrate.connectors.markdown import FENCE
 
 QUOTES = 4
 SECTIONS = re.compile(r"^(?:proposed\s+or\s+(?=chosen))?"  # "PROPOSED OR CHOSEN OPTION: X"
@@ -35,7 +36,6 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
                            r"\s+(?=[A-Z\"'(\[`*])")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
 _LINK_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+!?\[[^\]]*\]\([^)]*\)\s*$")
 _CONTENTS = re.compile(r"^(?:table of )?contents$|^toc$", re.I)
 # emphasis marks: * and ` anywhere, _ only at a word's edge (snake_case names keep theirs)
@@ -133,7 +133,7 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
     code_at, headed = 0, False
     blocks: set[int] = set()  # the first lines of the command blocks read
     for i, line in enumerate(raw):
-        if every_section and _FENCE.match(line):
+        if every_section and FENCE.match(line):
             if code is None:  # cited at its first line (a lead-in "...run:" joins it)
                 code, code_at = [], first + i + 1
             else:  # the block, one line: its commands are what a page says to run

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from substrate.connectors.markdown import fenced_lines
 from substrate.retrieval.adr_text import Sentence, sentences
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.rationale import (
@@ -40,7 +41,6 @@ MAX_SENTENCES = 200  # of one page, scored (a long page's matched chunks are far
 COMMAND_BOOST = 0.1  # a sentence holding a command, for a how-to question
 HOW_TO = re.compile(r"^\W*how\s+(?:do|does|can|could|should|would|to|are|is)\b"
                     r"|\b(?:commands?|steps?|instructions?)\b", re.I)
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
 # asking how to do something oneself: a page's instructions answer before a decision record
 _HOW_TO_DO = re.compile(r"^\W*how\s+(?:do|can|should|would|could)\s+(?:i|we|you|one)\b"
                         r"|^\W*how\s+to\b", re.I)
@@ -67,28 +67,16 @@ def span_lines(text: str, spans: list[list[int]]) -> list[tuple[int, int]]:
             for a, b in spans]
 
 
-def fenced_lines(text: str) -> set[int]:
-    """The file lines inside fenced code blocks (a page's commands)."""
-    inside, out = False, set()
-    for no, line in enumerate(text.splitlines(), start=1):
-        if _FENCE.match(line):
-            inside = not inside
-        elif inside:
-            out.add(no)
-    return out
-
-
-def _candidates(row: dict[str, Any], question: str, how_to: bool
+def _candidates(row: dict[str, Any], asked: set[str], how_to: bool
                 ) -> list[tuple[Sentence, float]]:
     """The page's sentences, only those in the chunks that matched when chunks did (and those
-    of a section whose heading shares a content word with the question), each with what it
-    adds to its score: ``COMMAND_BOOST`` for one holding a command when the question asks how
-    to do something."""
+    of a section whose heading shares one of the question's content words, ``asked``), each
+    with what it adds to its score: ``COMMAND_BOOST`` for one holding a command when the
+    question asks how to do something."""
     text = str(row["props"]["text"])
     found = sentences(text, 1, every_section=True)
     spans = span_lines(text, [s for s in row.get("spans") or [] if s and None not in s])
     if spans:
-        asked = content_words(question)
         found = [s for s in found if any(a <= s.line <= b for a, b in spans)
                  or asked & content_words(s.section)]
     code = fenced_lines(text) if how_to else set()
@@ -109,9 +97,9 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
     rows = await ctx.reader.rows("retrieval/document_text", ctx.scope, ceids=pages)
     own = [r for r in rows if set(r["via"]) & set(named)]
     rows = own[:1] or rows  # "how do I run the cart service?": cart's own README
-    how_to = HOW_TO.search(ctx.query) is not None
+    how_to, asked = HOW_TO.search(ctx.query) is not None, content_words(ctx.query)
     found = [(i, s, add) for i, row in enumerate(rows)
-             for s, add in _candidates(row, ctx.query, how_to)]
+             for s, add in _candidates(row, asked, how_to)]
     if not found:
         return None
     outcome = await reranker.rerank(  # a sentence is read under its heading

@@ -11,6 +11,9 @@ Line = tuple[int, str]  # (1-based line number, text)
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")  # a code fence's opening or closing line
+# an HTML heading on one line (a README's centred title: <h1 align="center">Name</h1>)
+_HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]+>")
 _FIELD = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{1,30}?)(?:\*\*|__)?\s*:"
     r"\s*(?:\*\*|__)?\s*(.+?)\s*$"
@@ -101,8 +104,20 @@ def find_sections(lines: list[Line], pattern: str) -> list[Section]:
 
 
 def title(lines: list[Line]) -> tuple[str, int] | None:
-    """The first level-1 heading (else the first heading) and its line."""
+    """An HTML heading above every Markdown heading (the centred title many READMEs open
+    with), else the first level-1 heading, else the first heading; and its line."""
     heads = headings(lines)
+    top = heads[0][0] if heads else None
+    fenced = False
+    for no, text in lines:
+        if top is not None and no >= top:
+            break
+        if FENCE.match(text):
+            fenced = not fenced
+        match = None if fenced else _HTML_HEADING.search(text)
+        name = " ".join(_TAG.sub(" ", match.group(2)).split()) if match else ""
+        if name:
+            return name, no
     for no, level, text in heads:
         if level == 1:
             return text, no

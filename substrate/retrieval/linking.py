@@ -16,6 +16,8 @@ from substrate.retrieval.scope import ReadScope
 from substrate.retrieval.technologies import names_it, technology_named, technology_seeds
 
 MIN_SCORE = 0.5
+POOL = 5  # full-text candidates read per entity wanted (the index holds every tenant's)
+WIDE_POOL = 10_000  # read for a query whose first pool filled with too few of this tenant's
 
 
 def _exactness(mention: str, entity: dict[str, Any]) -> int:
@@ -52,11 +54,36 @@ async def link_mentions(reader: GraphReader, scope: ReadScope, mentions: list[st
     distinct = list(dict.fromkeys(q for q in queries if q))
     if not distinct:
         return [None] * len(mentions)
-    rows = await reader.rows("retrieval/link_entities", scope, queries=distinct, limit=limit)
-    found: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        found.setdefault(distinct[row["query"]], []).append(row)
+    found = await _tenant_matches(reader, scope, distinct, limit)
     return [best_match(m, found.get(q, [])) for m, q in zip(mentions, queries, strict=True)]
+
+
+async def _tenant_matches(reader: GraphReader, scope: ReadScope, queries: list[str],
+                          limit: int) -> dict[str, list[dict[str, Any]]]:
+    """Each query's best ``limit`` rows of the tenant's entities. The index's ``limit *
+    POOL`` best of every tenant are read; a query whose pool filled with fewer than
+    ``limit`` of this tenant's (a tenant among larger ones with the same names) is read
+    again from ``WIDE_POOL`` candidates."""
+    pool = limit * POOL
+    rows = await reader.rows("retrieval/link_entities", scope, queries=queries, limit=limit,
+                             pool=pool)
+    found: dict[str, list[dict[str, Any]]] = {q: [] for q in queries}
+    full: set[str] = set()
+    for row in rows:
+        query = queries[row["query"]]
+        if row["entity"] is not None:
+            found[query].append(row)
+        if row["candidates"] >= pool:
+            full.add(query)
+    wider = [q for q in queries if q in full and len(found[q]) < limit]
+    if not wider:
+        return found
+    found.update({q: [] for q in wider})  # the wide read finds the first one's rows again
+    for row in await reader.rows("retrieval/link_entities", scope, queries=wider,
+                                 limit=limit, pool=WIDE_POOL):
+        if row["entity"] is not None:
+            found[wider[row["query"]]].append(row)
+    return found
 
 
 async def named_seeds(reader: GraphReader, scope: ReadScope,

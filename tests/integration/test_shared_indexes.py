@@ -18,6 +18,7 @@ from substrate.embeddings import make_embedder
 from substrate.graph.records import GraphBatch, NodeRecord
 from substrate.graph.writer import GraphWriter
 from substrate.retrieval.context import SearchOptions
+from substrate.retrieval.linking import link_mentions
 from substrate.retrieval.service import ReadService
 from substrate.services import open_services
 from substrate.settings import Settings
@@ -100,3 +101,45 @@ def test_the_full_text_read_says_whether_a_wider_one_could_find_more(
     assert [(r["entity"]["ceid"], r["candidates"]) for r in hello] == [("service:greeter", 1)]
     none = _keyword_rows(stack, crowd, WORD, pool=20)  # a match, not the crowd's
     assert len(none) == 1 and none[0]["score"] is None and none[0]["candidates"] == 1
+
+
+@pytest.fixture(scope="module")
+def name_crowd(stack: Settings) -> Iterator[tuple[str, str, str]]:
+    """A tenant with 40 services named ``<word>-<i>``, written before a small tenant's one
+    ``<word>-hub``: the entity_names index gives the crowd's first."""
+    word = f"vault{uuid.uuid4().hex[:8]}"
+    crowd, small = f"t-crowd-{uuid.uuid4().hex[:8]}", f"t-small-{uuid.uuid4().hex[:8]}"
+    driver = neo4j_driver(stack)
+    writer = GraphWriter(stack, driver)
+    writer.commit(GraphBatch(nodes=[_service(f"{word}-{i}", "Keeps secrets.")
+                                    for i in range(40)]), source="test", tenant=crowd)
+    writer.commit(GraphBatch(nodes=[_service(f"{word}-hub", "Keeps secrets.")]),
+                  source="test", tenant=small)
+    yield word, crowd, small
+    for t in (crowd, small):
+        driver.execute_query("MATCH (n {tenant_id: $t}) DETACH DELETE n", t=t)
+    driver.close()
+
+
+def _linked(stack: Settings, tenant: str, mention: str) -> dict[str, Any] | None:
+    async def run() -> dict[str, Any] | None:
+        services = open_services(stack, check_templates=False)
+        try:
+            read = ReadService(services)
+            scope = await read.scope(tenant)
+            return (await link_mentions(read.reader, scope, [mention]))[0]
+        finally:
+            await services.aclose()
+    return asyncio.run(run())
+
+
+def test_entity_linking_reads_past_another_tenants_names(
+        stack: Settings, name_crowd: tuple[str, str, str]) -> None:
+    """Linking read the index's 25 best names over all tenants and kept this tenant's: the
+    crowd's 40 filled them, and the small tenant's own service was not found."""
+    word, crowd, small = name_crowd
+    linked = _linked(stack, small, word)
+    assert linked is not None and linked["ceid"] == f"service:{word}-hub", linked
+    crowded = _linked(stack, crowd, word)
+    assert crowded is not None and crowded["ceid"].startswith(f"service:{word}-")
+    assert crowded["ceid"] != f"service:{word}-hub"

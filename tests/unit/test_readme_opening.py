@@ -4,7 +4,7 @@ images and link lines, never a section's paragraph."""
 from __future__ import annotations
 
 from substrate.connectors.designdocs import opening_lines
-from substrate.connectors.markdown import parse_markdown
+from substrate.connectors.markdown import parse_markdown, title
 
 
 def opening(text: str) -> list[int]:
@@ -58,3 +58,17 @@ def test_a_link_line_then_a_section_gives_nothing() -> None:
 def test_a_plain_first_paragraph_stays_first() -> None:
     assert opening("# cart\n\nKeeps carts. See https://example.com/docs for more.\n") == [3]
     assert opening("# cart\n\n## Overview\n\nKeeps carts.\n") == [5]
+
+
+def test_an_html_title_above_the_markdown_headings_names_the_page() -> None:
+    """retail-store-sample-app's README opens with a banner and a centred <h2> title; its
+    first Markdown heading is a section ("## Application Architecture")."""
+    text = ('![Banner](./banner.png)\n\n<div align="center">\n  <strong>\n'
+            '  <h2>AWS Containers <em>Retail</em> Sample</h2>\n  </strong>\n</div>\n\n'
+            "## Application Architecture\n\nThe application has been deliberately ...\n")
+    assert title(parse_markdown(text).body) == ("AWS Containers Retail Sample", 5)
+    fenced = "```html\n<h1>Not a title</h1>\n```\n\n# Real title\n"
+    assert title(parse_markdown(fenced).body) == ("Real title", 5)
+    below = "# Service\n\n<h2>Detail</h2>\n"  # under a Markdown heading: not the title
+    assert title(parse_markdown(below).body) == ("Service", 1)
+    assert title(parse_markdown("<h1></h1>\n\n## Setup\n").body) == ("Setup", 3)

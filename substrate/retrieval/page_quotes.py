@@ -39,6 +39,7 @@ QUOTES = 3
 CLOSE = 0.75  # a sentence is quoted beside the best one when it scores this share of it
 MAX_SENTENCES = 200  # of one page, scored (a long page's matched chunks are far fewer)
 COMMAND_BOOST = 0.1  # a sentence holding a command, for a how-to question
+COMMAND_REACH = 3  # sentences after the best quote searched for the command it leads to
 HOW_TO = re.compile(r"^\W*how\s+(?:do|does|can|could|should|would|to|are|is)\b"
                     r"|\b(?:commands?|steps?|instructions?)\b", re.I)
 # asking how to do something oneself: a page's instructions answer before a decision record
@@ -113,11 +114,34 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
         best = mine[0][0]
         chosen = sorted((s for score, _, s in mine[:QUOTES] if score >= CLOSE * best),
                         key=lambda s: s.line) if best > 0 else [mine[0][2]]
+        if how_to:
+            chosen = with_command(chosen, mine[0][2],
+                                  [(s, add > 0) for i, s, add in found if i == page_at])
         if on_topic(ctx.query, {"adr": rows[page_at]["entity"],  # under their headings
                                 "quotes": [{"text": f"{s.section} {s.text}"} for s in chosen]}):
             # the calibration reads the reranker's scores, not the boost
             return await _quoted(ctx, rows[page_at], chosen, [raw for _, raw, _ in mine[:QUOTES]])
     return None
+
+
+def with_command(chosen: list[Sentence], best: Sentence,
+                 page: list[tuple[Sentence, bool]]) -> list[Sentence]:
+    """How-to quotes holding no command, with the first command among the ``COMMAND_REACH``
+    sentences after the best one in its section (``page``: the page's sentences in order,
+    each with whether it holds a command): "A convenience script is provided to make it
+    easier to run the load generator" goes on "Run the following command ...: bash
+    scripts/run-docker.sh --help"."""
+    if any(command for s, command in page if s in chosen):
+        return chosen
+    at = next((k for k, (s, _) in enumerate(page) if s is best), None)
+    if at is None:
+        return chosen
+    for s, command in page[at + 1 : at + 1 + COMMAND_REACH]:
+        if s.section != best.section:
+            break
+        if command:
+            return sorted([*chosen, s], key=lambda x: x.line)
+    return chosen
 
 
 async def _quoted(ctx: SearchContext, row: dict[str, Any], chosen: list[Sentence],

@@ -4,11 +4,19 @@ the composed answer citing each quote's lines, and its confidence."""
 
 from __future__ import annotations
 
-from substrate.retrieval.adr_text import clean, sentences
+from dataclasses import replace
+
+from substrate.retrieval.adr_text import Sentence, clean, sentences
 from substrate.retrieval.calibration import DOCUMENTATION, calibrated
 from substrate.retrieval.composers import Citations, page
 from substrate.retrieval.context import Hit, StrategyResult
-from substrate.retrieval.page_quotes import asks_how_to, fenced_lines, is_page, span_lines
+from substrate.retrieval.page_quotes import (
+    asks_how_to,
+    fenced_lines,
+    is_page,
+    span_lines,
+    with_command,
+)
 
 README = """\
 # Online Boutique
@@ -151,3 +159,27 @@ def test_a_sentence_running_on_into_a_command_block_is_its_lead_in() -> None:
     assert [(s.text, s.lines()) for s in sentences(text, 1, every_section=True)] == [
         ("After you have logged in, push the application with "
          "cf push -f manifests/manifest-dev.yml", "L5-L8")]
+
+
+def _flagged(text: str) -> list[tuple[Sentence, bool]]:
+    code = fenced_lines(text)
+    return [(s, bool(code.intersection(range(s.line, max(s.line, s.last) + 1))))
+            for s in sentences(text, 1, every_section=True)]
+
+
+def test_a_how_to_quote_goes_on_to_the_command_its_section_gives() -> None:
+    """retail's load generator README: the best sentence says a script is provided; the
+    command comes two sentences later in the same section, under a lead-in."""
+    text = ("# Load Generator\n\n## Usage\n\n### Local\n\nA convenience script is provided to "
+            "make it easier to run the load generator on your local machine.\n\n"
+            "Run the following command for usage instructions:\n\n```bash\n"
+            "bash scripts/run-docker.sh --help\n```\n\n### Kubernetes\n\n"
+            "You can easily run the load generator as Pods.\n\n```bash\nkubectl apply -f -\n```\n")
+    page = _flagged(text)
+    best, command, pods, pods_command = (s for s, _ in page)
+    assert [flag for _, flag in page] == [False, True, False, True]
+    assert with_command([best, pods], best, page) == [best, command, pods]
+    assert with_command([best, command], best, page) == [best, command]  # already there
+    assert with_command([pods], pods, page[:3]) == [pods]  # no command after it
+    other = [(best, False), (replace(command, section="Docker"), True)]
+    assert with_command([best], best, other) == [best]  # another section's

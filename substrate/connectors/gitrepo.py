@@ -4,7 +4,8 @@
 
 * ``Repository`` ``repo:<owner-name>`` (name from ``remote.origin.url``, else the folder);
 * a ``Service`` per ``services/<name>/`` (also ``apps/<name>/``) folder, plus every
-  Service/Infrastructure of the deployment manifests and Backstage descriptors, all merged by
+  Service/Infrastructure of the deployment manifests (Compose, Kubernetes, Cloud Foundry, .NET
+  Aspire app hosts) and Backstage descriptors, all merged by
   alias (see :mod:`~substrate.connectors.aliases`), with ``aliases``/``alias_evidence`` props;
   each linked to its source folder wherever it is (:mod:`layout`), which is ``PART_OF`` the
   repository and decides path-based ownership;
@@ -34,6 +35,7 @@ from typing import Any
 
 from substrate.connectors.adr import adr_batch
 from substrate.connectors.aliases import Entity, NameIndex
+from substrate.connectors.aspire import add_aspire
 from substrate.connectors.backstage import catalog_batch
 from substrate.connectors.cloudfoundry import add_cloudfoundry
 from substrate.connectors.codeowners import codeowners_batch
@@ -285,7 +287,7 @@ def batch_at(
     index = NameIndex()
     dirs = register_folders(snap, index)
     batch = GraphBatch()
-    batch.extend(manifest_batch(snap, index, add_cloudfoundry))
+    batch.extend(manifest_batch(snap, index, add_cloudfoundry, add_aspire))
     catalog, folders = catalog_batch(snap, index)
     batch.extend(catalog)
     dirs.update({c: f for c, f in folders.items() if c not in dirs})

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from substrate.connectors.adr import is_adr_path
 from substrate.connectors.app_config import is_app_config_path
+from substrate.connectors.aspire import is_apphost_path
 from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.cloudfoundry import is_cloudfoundry_path
 from substrate.connectors.codeowners import LOCATIONS
@@ -78,6 +79,7 @@ READERS: tuple[Reader, ...] = (
     Reader("k8s", _k8s, "**/*.yaml, **/*.yml outside .github/ and docs/"),
     Reader("cloudfoundry", is_cloudfoundry_path, "**/manifest.y(a)ml, **/manifest-*.y(a)ml, "
            "**/*-manifest.y(a)ml and their vars files: **/*.y(a)ml outside .github/"),
+    Reader("aspire", is_apphost_path, "**/*AppHost/*.cs (a .NET Aspire app host)"),
     Reader("codeowners", lambda p: p in LOCATIONS, ", ".join(LOCATIONS)),
     Reader("owners", is_owners_path, "**/OWNERS, OWNERS_ALIASES, **/owners.y(a)ml, ..."),
     Reader("catalog", is_catalog_path, "**/catalog-info*.y(a)ml, **/*.backstage.y(a)ml"),

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 
 from substrate.connectors.aliases import Entity, NameIndex, normalise
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.yamlnodes import compose_all, get, scalar
+from substrate.connectors.yamlnodes import compose_all, get, line_of, scalar
 
 BUILD_FILES = (
     "Dockerfile", "pom.xml", "build.gradle", "build.gradle.kts", "package.json", "go.mod",
@@ -88,12 +88,15 @@ class ModuleFolders:
         for folder, rest in _without_shared_prefix(self.names).items():
             self.names[folder].add(normalise(rest))
         self.charts: dict[str, list[str]] = {}
+        self.chart_lines: dict[str, int] = {}  # chart folder -> the line of its name
         charts = [p for p in files if posixpath.basename(p) == "Chart.yaml"]
         snap.preload(charts)
         for path in charts:
             docs = compose_all(snap.read(path))
             chart = posixpath.dirname(path)
-            for name in {scalar(get(docs[0], "name")) if docs else None, _chart_folder(chart)}:
+            named = get(docs[0], "name") if docs else None
+            self.chart_lines[chart] = line_of(named) if named is not None else 1
+            for name in {scalar(named), _chart_folder(chart)}:
                 if name:
                     self.charts.setdefault(normalise(name), []).append(chart)
 
@@ -162,6 +165,10 @@ def link_sources(snap: GitSnapshot, index: NameIndex, known: dict[str, str]) -> 
         charts = modules.charts_of([entity.name, *entity.aliases])
         if charts:
             entity.props["charts"] = charts
+            # where each chart names itself ("how is cart deployed?" cites it)
+            entity.props["attribute_refs"] = sorted(set(entity.props.get("attribute_refs", []))
+                | {f"chart|{c}|{snap.ref(f'{c}/Chart.yaml', modules.chart_lines[c])}"
+                   for c in charts})
         if entity.ceid in known:
             continue
         context = entity.props.get("build_context")  # when the Dockerfile named is not there

@@ -34,7 +34,16 @@ _WANT = {
     "description": re.compile(r"\bwhat\s+(?:does|do)\s+.+?\s+do\b", re.I),
     "language": re.compile(r"\b(?:programming\s+)?languages?\b|\b(?:written|implemented"
                            r"|coded)\s+in\b", re.I),
+    # how it is deployed: the files that deploy it ("how is cart deployed?")
+    "deployment": re.compile(r"\bdeploy(?:s|ed|ment|ments)?\b|\bmanifests?\b"
+                             r"|\bhelm\s+charts?\b", re.I),
 }
+# what deploys a manifest, by its file name (a Kubernetes manifest: any other YAML file)
+_DEPLOYERS = ((re.compile(r"(?:^|/)(?:docker-)?compose[^/]*\.ya?ml$"), "Docker Compose"),
+              (re.compile(r"(?:^|/)(?:[^/]*[-_.])?manifest(?:[-_.][^/]*)?\.ya?ml$"),
+               "Cloud Foundry"),
+              (re.compile(r"\.cs$"), "the .NET Aspire app host"),
+              (re.compile(r"(?:^|/)catalog-info[^/]*\.ya?ml$"), "the Backstage catalog"))
 _HOST_SIDE = re.compile(r"\bpublish\w*|\bhost\s+port|\bexpos\w+|\bon\s+the\s+host\b", re.I)
 _KINDS = {"database": ("database", "datastore", "db", "sql", "postgres", "postgresql", "mysql",
                        "mariadb", "jdbc", "dynamodb", "mongodb", "mongo"),
@@ -130,6 +139,7 @@ def node_values(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str,
         if props.get(attr):
             value = str(props[attr])
             out.append({"attr": attr, "value": value, "refs": [lines.get((attr, value), "")]})
+    out += _deployments(props)
     for pair in props.get("env") or []:
         key, _, value = str(pair).partition("=")
         if _NAME_KEYS.search(key) and value and "***" not in value:
@@ -137,6 +147,29 @@ def node_values(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str,
                         "refs": [lines.get(("env", key), "")]})
     for c in out:
         c["node"] = entity
+    return out
+
+
+def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
+    """The files deploying the entity (its ``manifests``, its Helm ``charts``), each cited at
+    the line that declares it (its provenance)."""
+    declared: dict[str, str] = {}
+    for ref in props.get("provenance") or []:
+        declared.setdefault(str(ref).split("#", 1)[0], str(ref))
+    out = []  # the shallowest file first: the main deployment before an extra's
+    for path in sorted(props.get("manifests") or [], key=lambda p: (str(p).count("/"), p)):
+        by = next((who for rx, who in _DEPLOYERS if rx.search(path)), "Kubernetes")
+        out.append({"attr": "deployment", "value": f"{by} ({path})",
+                    "refs": [declared.get(path, "")]})
+    charts = {}
+    for item in props.get("attribute_refs") or []:
+        kind, _, rest = str(item).partition("|")
+        if kind == "chart":
+            chart, _, ref = rest.rpartition("|")
+            charts[chart] = ref
+    for chart in props.get("charts") or []:
+        out.append({"attr": "deployment", "value": f"the Helm chart {chart}",
+                    "refs": [charts.get(str(chart), "")]})
     return out
 
 

@@ -488,6 +488,8 @@ def _stated(c: dict[str, Any], subject: str, cites: Citations) -> str:
         return f"{str(c['value']).rstrip('.')}{refs}"
     if c["attr"] == "language":
         return f"written in {c['value']}{refs}"
+    if c["attr"] == "deployment":
+        return f"deployed by {c['value']}{refs}"
     what = {"port": "published/listening port", "image": "image",
             "name": f"name ({c.get('var')})"}.get(c["attr"], c["attr"])
     return f"{what} {c['value']} of {name(c.get('node'))}{refs}"

@@ -169,6 +169,12 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                          r"|server|app))?\s+do\b"),
     (_I.ATTRIBUTES, 0.85, r"\b(?:what|which)\s+(?:programming\s+)?languages?\b"
                           r"|\b(?:written|implemented|coded)\s+in\b"),
+    # how a service is deployed: the files that deploy it (attributes.py), not instructions
+    (_I.ATTRIBUTES, 0.85, r"^\W*(?:how|where|by\s+what|with\s+what)\s+(?:is|are|was|were|gets?)"
+                          r"\s+(?:the\s+)?[\w.-]+(?:\s+(?:service|svc|api|app|application"
+                          r"|database|db|datastore|cache|queue))?\s+deployed\b"
+                          r"|\bwhat\s+deploys\b|\b(?:which|what)\s+(?:manifests?|files?"
+                          r"|helm\s+charts?|charts?)\s+(?:deploys?|defines?|runs?)\b"),
     (_I.ATTRIBUTES, 0.85, r"\b(?:which|what)\s+(?:container\s+)?image\b"
                           r"|\b(?:database|db|schema|bucket|queue|topic)\s+name\b"),
     # a question opening with "when did/was" asks for a time, whatever else it names

@@ -7,7 +7,7 @@ from typing import Any
 
 from substrate.retrieval import composers as c
 from substrate.retrieval.adr_text import sentences, written_status
-from substrate.retrieval.attributes import rank, wanted
+from substrate.retrieval.attributes import node_values, rank, wanted
 
 LEDGER = {"ceid": "infra:ledger-db", "name": "ledger-db", "label": "Infrastructure",
           "mention": "ledger-db"}
@@ -188,3 +188,34 @@ def test_the_port_a_service_uses_is_its_own_unless_it_names_a_peer() -> None:
     got = rank("Which Redis port does checkout use?", [CHECKOUT], rows,
                {CHECKOUT["ceid"]: props})
     assert got[0]["value"] == "6379"
+
+
+def test_how_a_service_is_deployed_is_the_files_that_deploy_it() -> None:
+    """Its manifests (the shallowest first: the main deployment before an extra's), named by
+    what reads them, each cited where it declares the service; its Helm chart where the chart
+    names itself."""
+    assert wanted("How is ledgerwriter deployed?") == {"deployment"}
+    assert wanted("Which manifests deploy checkout?") == {"deployment"}
+    props = {
+        "manifests": ["extras/cloudsql/kubernetes-manifests/checkout.yaml", "docker-compose.yml",
+                      "kubernetes-manifests/checkout.yaml", "manifests/manifest-dev.yml",
+                      "src/Shop.AppHost/Program.cs"],
+        "charts": ["src/checkout/chart"],
+        "provenance": ["kubernetes-manifests/checkout.yaml#L4@abc1234",
+                       "docker-compose.yml#L12@abc1234"],
+        "attribute_refs": ["chart|src/checkout/chart|src/checkout/chart/Chart.yaml#L2@abc1234"],
+    }
+    found = [(v["value"], v["refs"]) for v in rank("How is checkout deployed?", [CHECKOUT], [],
+                                                   {"service:checkout": props})]
+    assert found == [("Docker Compose (docker-compose.yml)", ["docker-compose.yml#L12@abc1234"]),
+                     ("Kubernetes (kubernetes-manifests/checkout.yaml)",
+                      ["kubernetes-manifests/checkout.yaml#L4@abc1234"]),
+                     ("Cloud Foundry (manifests/manifest-dev.yml)", [""])]  # SHOWN: three
+    values = [v["value"] for v in node_values(CHECKOUT, props) if v["attr"] == "deployment"]
+    assert values[3:] == ["the .NET Aspire app host (src/Shop.AppHost/Program.cs)",
+                          "Kubernetes (extras/cloudsql/kubernetes-manifests/checkout.yaml)",
+                          "the Helm chart src/checkout/chart"]
+    cites = c.Citations()
+    text = c.attributes([{"subject": CHECKOUT, "stated": rank(
+        "How is checkout deployed?", [CHECKOUT], [], {"service:checkout": props})}], cites)
+    assert text.startswith("checkout: deployed by Docker Compose (docker-compose.yml)[1].")

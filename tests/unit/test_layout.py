@@ -115,3 +115,17 @@ def test_history_path_filter_watches_the_new_conventions() -> None:
               ".github/actions/x/README.md"]  # docs/**/*.md: prose documents (designdocs)
     assert [p for p in read if not is_read(p)] == []
     assert [p for p in unread if is_read(p)] == []
+
+
+def test_a_services_helm_chart_is_cited_where_it_names_itself(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    commit_tree(repo, {
+        "docker-compose.yml": "services:\n  cart:\n    build: ./src/cart\n",
+        "src/cart/Dockerfile": "FROM eclipse-temurin:21\n",
+        "src/cart/chart/Chart.yaml": "apiVersion: v2\nname: cart\nversion: 0.1.0\n",
+    }, "init", "2026-08-03T09:00:00Z")
+    cart = next(n for n in batch_at(repo).nodes if n.ceid == "service:cart")
+    assert cart.props["charts"] == ["src/cart/chart"]
+    refs = [r for r in cart.props["attribute_refs"] if r.startswith("chart|")]
+    assert len(refs) == 1 and refs[0].startswith("chart|src/cart/chart|"
+                                                 "src/cart/chart/Chart.yaml#L2@")

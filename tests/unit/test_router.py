@@ -80,6 +80,13 @@ def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
     ("What does checkout talk to?", Intent.DEPENDENCY),
     ("Which services share the catalog-db?", Intent.CALLERS),
     ("Which team looks after checkout?", Intent.OWNERSHIP),
+    # how a service is deployed: the files that deploy it, not instructions
+    ("How is the catalog service deployed?", Intent.ATTRIBUTES),
+    ("Where is ledgerwriter deployed?", Intent.ATTRIBUTES),
+    ("What deploys the orders service?", Intent.ATTRIBUTES),
+    ("Which manifests deploy checkout?", Intent.ATTRIBUTES),
+    ("How do I deploy the cart service?", Intent.FREE_TEXT),
+    ("What changed before the last deploy?", Intent.TEMPORAL),
 ])
 def test_a_question_opening_on_a_value_asks_for_the_value(question: str, intent: Intent) -> None:
     """"used by" names the user (a dependency question), but "what is the address of A used

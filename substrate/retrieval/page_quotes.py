@@ -2,10 +2,10 @@
 run the tests?", "how is the app deployed?"): the page's sentences closest to the question,
 quoted with the lines they stand on (no model).
 
-The Documents among the fused order's first ``TOP`` hits (and those of the Chunks among
-them, and the README of a service's or module's folder among them: "how do I run the
-end-to-end tests?" finds the ``e2e`` module first; an ADR is :mod:`rationale`'s) are read
-back with their text, cut into sentences under every heading
+The first ``PAGES`` pages among the fused order's first ``TOP`` hits (its Documents, those of
+its Chunks, and the README of a service's or module's folder among them: "how do I run the
+end-to-end tests?" finds the ``e2e`` module first; an ADR is :mod:`rationale`'s; a service
+with no README is no page) are read back with their text, cut into sentences under every heading
 (:func:`~substrate.retrieval.adr_text.sentences`, a fenced command block being one; of a page
 found by its chunks, those in the chunks only). The reranker scores them all against the
 question (one holding a command scores ``COMMAND_BOOST`` more when the question asks how to
@@ -34,7 +34,8 @@ from substrate.retrieval.rationale import (
 from substrate.retrieval.time_scope import commit_at
 
 NAME = "page_quotes"
-TOP = 3  # the fused hits a page is looked for among
+TOP = 8  # the fused hits pages are looked for among ...
+PAGES = 3  # ... and how many of the pages found, in the fused order, are read
 QUOTES = 3
 CLOSE = 0.75  # a sentence is quoted beside the best one when it scores this share of it
 MAX_SENTENCES = 200  # of one page, scored (a long page's matched chunks are far fewer)
@@ -97,7 +98,9 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
         return None
     rows = await ctx.reader.rows("retrieval/document_text", ctx.scope, ceids=pages)
     own = [r for r in rows if set(r["via"]) & set(named)]
-    rows = own[:1] or rows  # "how do I run the cart service?": cart's own README
+    # "how do I run the cart service?": cart's own README; else the first pages (the rows
+    # come in the order of their first mention)
+    rows = own[:1] or rows[:PAGES]
     how_to, asked = HOW_TO.search(ctx.query) is not None, content_words(ctx.query)
     found = [(i, s, add) for i, row in enumerate(rows)
              for s, add in _candidates(row, asked, how_to)]

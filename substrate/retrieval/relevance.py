@@ -15,7 +15,7 @@ _STOP_TEXT = """
 the a an and or of to in on for with by from at as is are was were be been what which who whom
 whose how why when where does do did our their its it this that these those there all any each
 most more many much some have has had not no can could would should will into onto over under
-about across between through than then them they we you your
+about across between through than then them they we you your i me my us he she him her his
 """
 STOPWORDS = frozenset(_STOP_TEXT.split())
 

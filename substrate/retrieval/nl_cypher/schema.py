@@ -47,6 +47,10 @@ MAX_NAMES = 20_000
 MAX_PHRASE = 6  # the longest entity phrase the tagger tries (tagger._longest_entity)
 WAIT_BELOW_S = 0.25  # a schema read faster than this is read again while the request waits
 Loaded = tuple[Schema, list[dict[str, Any]]]
+# ownership is a relation of the contract whether or not a tenant records any: a repository
+# with no CODEOWNERS or ownership file answers "which services have no owner?" with every
+# service (the query runs), not with a question the translator cannot read
+CONTRACT_TRIPLES = frozenset({("Team", "OWNS", "Service"), ("Developer", "OWNS", "Service")})
 # key -> (the snapshot it was read at, seconds the reading took, schema, triples); key: the
 # view, plus the version for a pinned read
 _CACHE: OrderedDict[tuple[Any, ...], tuple[int, float, Schema, list[dict[str, Any]]]] = \
@@ -117,10 +121,13 @@ async def _read_and_keep(reader: GraphReader, scope: ReadScope, key: tuple[Any, 
 
 
 async def question_schema(reader: GraphReader, scope: ReadScope, question: str) -> Schema:
-    """The view's schema (``load_schema``), plus, when the view has more names than the
-    lexicon holds (``MAX_NAMES``), the entities the question's phrases name: looked up by the
-    ids those phrases would have, so a name past the cap is still known to the translator."""
+    """The view's schema (``load_schema``) with the ``CONTRACT_TRIPLES``, plus, when the view
+    has more names than the lexicon holds (``MAX_NAMES``), the entities the question's phrases
+    name: looked up by the ids those phrases would have, so a name past the cap is still known
+    to the translator."""
     schema, _ = await load_schema(reader, scope)
+    if not schema.triples >= CONTRACT_TRIPLES:
+        schema = replace(schema, triples=schema.triples | CONTRACT_TRIPLES)
     if not schema.names_capped:
         return schema
     memo_key = (_key(scope), _version(scope), question)

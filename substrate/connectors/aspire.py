@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -74,8 +75,18 @@ def is_apphost_path(path: str) -> bool:
 
 
 @cache
+def _language() -> Language:
+    return Language(tree_sitter_c_sharp.language())
+
+
+_LOCAL = threading.local()  # a parser per thread: a history replay parses in several
+
+
 def _parser() -> Parser:
-    return Parser(Language(tree_sitter_c_sharp.language()))
+    parser: Parser | None = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = Parser(_language())
+    return parser
 
 
 @dataclass

@@ -636,6 +636,14 @@ def fallback(hits: list[Any]) -> str:
     return f"{NO_FAMILY}; the most relevant evidence is: {top}."
 
 
+def unknown_names(names: list[str], text: str) -> str:
+    """A fallback answer (``text``) to a question naming something the graph does not hold:
+    says so first ("who owns the cart service?" where no cart exists)."""
+    said = listing((f"\"{n}\"" for n in names), "nothing", " or ")
+    return (f"Nothing named {said} is known at this snapshot (no entity's name, alias or id "
+            f"matches it). {text}")
+
+
 def fell_back(text: str) -> bool:
     """Is ``text`` the answer of no family (:func:`fallback`)?"""
     return text == NO_MATCH or text.startswith(NO_FAMILY)

@@ -21,7 +21,7 @@ from substrate.observability.metrics import STRATEGY_SECONDS
 from substrate.observability.tracing import TRACER
 from substrate.retrieval import answer as answers
 from substrate.retrieval.calibration import calibrated
-from substrate.retrieval.composers import fell_back
+from substrate.retrieval.composers import fell_back, unknown_names
 from substrate.retrieval.conflict_resolution import resolve as resolve_conflicts
 from substrate.retrieval.context import Hit, SearchContext, SearchOptions, StrategyResult
 from substrate.retrieval.context_fusion import ContextItem, fuse_context
@@ -140,6 +140,11 @@ async def _run_one(ctx: SearchContext, name: str, emit: Emit,
                             "hits": [h.__dict__ for h in result.hits[:10]],
                             "truncated": result.truncated, "note": result.note})
     return result
+
+
+# the families that answer about a named entity from the graph's edges
+ABOUT_ENTITIES = frozenset({Intent.DEPENDENCY, Intent.CALLERS, Intent.OWNERSHIP,
+                            Intent.ATTRIBUTES, Intent.EPIC_IMPACT})
 
 
 async def _quoted(ctx: SearchContext, fused: list[Hit], reranker: Any, intent: Intent
@@ -280,7 +285,11 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     context = _context(results, fused, options.token_budget)
     text, citations = answers.compose(str(route.intent), results, fused)
     answered_as = str(route.intent)
-    unasked_by = await _quoted(ctx, fused, reranker, route.intent) if fell_back(text) else None
+    # a graph question about something the graph lacks ("what does payment depend on?" with no
+    # payment) is answered by saying so, not by a page that happens to say "payment"
+    unlinked = bool(route.mentions) and not ctx.seeds
+    unasked_by = await _quoted(ctx, fused, reranker, route.intent) \
+        if fell_back(text) and not (unlinked and route.intent in ABOUT_ENTITIES) else None
     if unasked_by is not None:  # "what is our backup strategy?", "how do I run the tests?"
         answered_as, found = unasked_by
         results = {**results, found.name: found}
@@ -289,6 +298,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     if answered_as != str(route.intent):  # the record matched the question; nothing asked it
         answer_confidence = round(answer_confidence * FOUND_NOT_ASKED, 3)
     text, citations = nl_cypher.answer(results, text, citations)
+    if unlinked and fell_back(text):  # "who owns the cart service?" and nothing is called cart
+        text = unknown_names(list(route.mentions), text)
     if chat is not None:
         try:
             evidence = redact("\n".join(i.text for i in context.items))[0]  # PII stays out

@@ -38,3 +38,15 @@ def test_every_service_has_no_owner_when_none_is_recorded(stack: Settings, tenan
     assert body["answer"].startswith("2 result(s): cart[1], orders[2]"), body["answer"]
     assert [c["evidence_ref"].split("@")[0] for c in body["citations"]] == [
         "docker-compose.yml#L2", "docker-compose.yml#L4"]
+
+
+def test_a_question_about_something_the_graph_lacks_says_so_first(stack: Settings,
+                                                                  tenant: str) -> None:
+    """Before, the answer was "No family answered this question; the most relevant evidence
+    is: ..." (unrelated documents) with no word on the name."""
+    body = ask(stack, tenant, "Who owns the payment service?")
+    assert body["answer"].startswith('Nothing named "payment" is known at this snapshot'), \
+        body["answer"]
+    assert "cart" not in body["answer"].split(".")[0]
+    body = ask(stack, tenant, "What does payment depend on?")
+    assert body["answer"].startswith('Nothing named "payment" is known'), body["answer"]

@@ -28,7 +28,9 @@ _ASKS = re.compile(
     # "what is this repository for?", "what does this project do?", "describe this repo"
     r"|\bwhat\s+(?:is|does)\s+(?:this|the|our)\s+(?:repo(?:sitory)?|project|codebase|system"
     r"|platform)\s+(?:for|about|do|contain)\b|\bdescribe\s+(?:this|the|our)\s+(?:repo(?:sitory)?"
-    r"|project|codebase|system|platform)\b", re.I)
+    r"|project|codebase|system|platform)\b"
+    # "what is our tech stack?", "which technologies do we use?": what each element is built on
+    r"|\btech(?:nology)?\s+stack\b|\b(?:what|which)\s+technologies\b", re.I)
 _NOT = re.compile(r"\brisks?\b|\bwhy\b|\bwhen\b", re.I)
 
 

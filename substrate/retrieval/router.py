@@ -192,6 +192,10 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.STRATEGIC_RISKS, 0.6, r"\bhow\s+is\s+.+\s+structured\b|\barchitecture\s+overview\b"),
     (_I.STRATEGIC_RISKS, 0.3, r"\barchitectur(?:al|e)\b|\btop\s+\w+\b"),
     # a corpus-wide overview ("summarise the architecture", "the main domains of our system")
+    # the system's technologies as a whole ("which technologies do we use?"), not one service's
+    (_I.STRATEGIC_RISKS, 0.9, r"\btech(?:nology)?\s+stack\b|\b(?:what|which)\s+technologies\s+"
+                              r"(?:do|does|did)\s+(?:we|our\s+\w+|the\s+(?:system|platform"
+                              r"|project|product|app|application|company))\s+use\b"),
     (_I.STRATEGIC_RISKS, 0.6, r"\bsummar(?:y|ise|ize)\s+(?:of\s+)?(?:the|our)\s+(?:whole\s+)?"
                               r"(?:architecture|system|platform|codebase)\b"
                               r"|\bmain\s+(?:domains|areas|subsystems|building\s+blocks)\b"

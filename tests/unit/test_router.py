@@ -87,6 +87,10 @@ def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
     ("Which manifests deploy checkout?", Intent.ATTRIBUTES),
     ("How do I deploy the cart service?", Intent.FREE_TEXT),
     ("What changed before the last deploy?", Intent.TEMPORAL),
+    # the system's technologies as a whole: the overview (STRATEGIC_RISKS carries it)
+    ("What is our tech stack?", Intent.STRATEGIC_RISKS),
+    ("Which technologies do we use?", Intent.STRATEGIC_RISKS),
+    ("Which technologies does checkout use?", Intent.DEPENDENCY),
 ])
 def test_a_question_opening_on_a_value_asks_for_the_value(question: str, intent: Intent) -> None:
     """"used by" names the user (a dependency question), but "what is the address of A used

@@ -15,11 +15,12 @@ def test_questions_about_the_system_as_a_whole() -> None:
               "How is the platform structured?", "What is the big picture?",
               "What are the modules and what does each do?",
               "What are the components of this repository?", "What is this repository for?",
-              "What does this project do?", "Describe this repo"):
+              "What does this project do?", "Describe this repo", "What is our tech stack?",
+              "Which technologies do we use?"):
         assert asks_overview(q), q
     for q in ("What are our top architectural risks?", "Why was the architecture chosen?",
               "Which architecture decisions are pending?", "What does checkout depend on?",
-              "When did the architecture change?"):
+              "When did the architecture change?", "Why did we choose this tech stack?"):
         assert not asks_overview(q), q
 
 

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 
 from substrate.connectors.aliases import Entity, NameIndex, normalise
 from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.manifests import union
 from substrate.connectors.yamlnodes import compose_all, get, line_of, scalar
 
 BUILD_FILES = (
@@ -166,9 +167,9 @@ def link_sources(snap: GitSnapshot, index: NameIndex, known: dict[str, str]) -> 
         if charts:
             entity.props["charts"] = charts
             # where each chart names itself ("how is cart deployed?" cites it)
-            entity.props["attribute_refs"] = sorted(set(entity.props.get("attribute_refs", []))
-                | {f"chart|{c}|{snap.ref(f'{c}/Chart.yaml', modules.chart_lines[c])}"
-                   for c in charts})
+            union(entity.props, "attribute_refs", [
+                f"chart|{c}|{snap.ref(f'{c}/Chart.yaml', modules.chart_lines[c])}"
+                for c in charts])
         if entity.ceid in known:
             continue
         context = entity.props.get("build_context")  # when the Dockerfile named is not there

@@ -20,8 +20,15 @@ The best score wins; candidates within one point of it are stated too (at most `
 
 from __future__ import annotations
 
+import posixpath
 import re
+from collections.abc import Callable
 from typing import Any
+
+from substrate.connectors.aspire import is_apphost_path
+from substrate.connectors.backstage import is_catalog_path
+from substrate.connectors.cloudfoundry import is_manifest_path
+from substrate.connectors.compose import is_compose_file
 
 SHOWN = 3
 _WANT = {
@@ -38,12 +45,12 @@ _WANT = {
     "deployment": re.compile(r"\bdeploy(?:s|ed|ment|ments)?\b|\bmanifests?\b"
                              r"|\bhelm\s+charts?\b", re.I),
 }
-# what deploys a manifest, by its file name (a Kubernetes manifest: any other YAML file)
-_DEPLOYERS = ((re.compile(r"(?:^|/)(?:docker-)?compose[^/]*\.ya?ml$"), "Docker Compose"),
-              (re.compile(r"(?:^|/)(?:[^/]*[-_.])?manifest(?:[-_.][^/]*)?\.ya?ml$"),
-               "Cloud Foundry"),
-              (re.compile(r"\.cs$"), "the .NET Aspire app host"),
-              (re.compile(r"(?:^|/)catalog-info[^/]*\.ya?ml$"), "the Backstage catalog"))
+# what deploys a manifest, by the connector that reads it (any other: a Kubernetes manifest)
+_DEPLOYERS: tuple[tuple[Callable[[str], bool], str], ...] = (
+    (lambda p: is_compose_file(posixpath.basename(p)), "Docker Compose"),
+    (is_manifest_path, "Cloud Foundry"),
+    (is_apphost_path, "the .NET Aspire app host"),
+    (is_catalog_path, "the Backstage catalog"))
 _HOST_SIDE = re.compile(r"\bpublish\w*|\bhost\s+port|\bexpos\w+|\bon\s+the\s+host\b", re.I)
 _KINDS = {"database": ("database", "datastore", "db", "sql", "postgres", "postgresql", "mysql",
                        "mariadb", "jdbc", "dynamodb", "mongodb", "mongo"),
@@ -158,7 +165,7 @@ def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
         declared.setdefault(str(ref).split("#", 1)[0], str(ref))
     out = []  # the shallowest file first: the main deployment before an extra's
     for path in sorted(props.get("manifests") or [], key=lambda p: (str(p).count("/"), p)):
-        by = next((who for rx, who in _DEPLOYERS if rx.search(path)), "Kubernetes")
+        by = next((who for reads, who in _DEPLOYERS if reads(path)), "Kubernetes")
         out.append({"attr": "deployment", "value": f"{by} ({path})",
                     "refs": [declared.get(path, "")]})
     charts = {}

@@ -13,11 +13,11 @@ from substrate.retrieval.gazetteer import link_names
 from substrate.retrieval.graph_queries import GraphReader
 from substrate.retrieval.mentions import fuzzy_query
 from substrate.retrieval.scope import ReadScope
+from substrate.retrieval.strategies_text import WIDE_POOL
 from substrate.retrieval.technologies import names_it, technology_named, technology_seeds
 
 MIN_SCORE = 0.5
 POOL = 5  # full-text candidates read per entity wanted (the index holds every tenant's)
-WIDE_POOL = 10_000  # read for a query whose first pool filled with too few of this tenant's
 
 
 def _exactness(mention: str, entity: dict[str, Any]) -> int:

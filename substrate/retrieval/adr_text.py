@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from substrate.connectors.adr_fields import table_status
 from substrate.connectors.markdown import FENCE
@@ -131,7 +131,7 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
     body: dict[str, list[tuple[int, str]]] = {}
     code: list[str] | None = None  # the lines of the fenced block being read (every_section)
     code_at, headed = 0, False
-    blocks: set[int] = set()  # the first lines of the command blocks read
+    blocks: dict[int, int] = {}  # the command blocks read: first line -> last line
     for i, line in enumerate(raw):
         if every_section and FENCE.match(line):
             if code is None:  # cited at its first line (a lead-in "...run:" joins it)
@@ -140,7 +140,8 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
                 joined = "; ".join(c.strip() for c in code if c.strip())
                 if section is not None and joined:
                     body.setdefault(section, []).extend([(0, ""), (code_at, joined), (0, "")])
-                    blocks.add(code_at)
+                    blocks[code_at] = code_at + max(
+                        k for k, c in enumerate(code) if c.strip())
                 code = None
             continue
         if code is not None:
@@ -172,8 +173,17 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
             body.setdefault(section, []).append((first + i, line))
     out: list[Sentence] = []
     for name, lines in body.items():
-        out += _section_sentences(name, _paragraphs(lines), lambda no: raw[no - first], blocks)
-    return out
+        out += _section_sentences(name, _paragraphs(lines), lambda no: raw[no - first],
+                                  set(blocks))
+    return [_through_block(s, blocks) for s in out]
+
+
+def _through_block(sentence: Sentence, blocks: dict[int, int]) -> Sentence:
+    """A sentence holding a command block ends on the block's last command line (the block
+    is read as one line, at its first): its citation covers every command it quotes."""
+    end = max((last for at, last in blocks.items()
+               if sentence.line <= at <= max(sentence.line, sentence.last)), default=0)
+    return replace(sentence, last=end) if end > max(sentence.line, sentence.last) else sentence
 
 
 MAX_LIST_CHARS = 420  # a quoted list stops after the item that passes this many characters

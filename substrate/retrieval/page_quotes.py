@@ -8,11 +8,12 @@ end-to-end tests?" finds the ``e2e`` module first; an ADR is :mod:`rationale`'s;
 with no README is no page) are read back with their text, cut into sentences under every heading
 (:func:`~substrate.retrieval.adr_text.sentences`, a fenced command block being one; of a page
 found by its chunks, those in the chunks only). The reranker scores them all against the
-question (one holding a command scores ``COMMAND_BOOST`` more when the question asks how to
-do something); the page of the best one answers, with its best ``QUOTES`` within ``CLOSE`` of
-the first, quoted in page order, each citing ``path#L<line>@<commit>`` (the commit the read's
-snapshot holds). A page is quoted only when its title and quotes (with their headings) share a
-third of the question's content words (:func:`~substrate.retrieval.rationale.on_topic`).
+question (one holding a command, or leading to one within ``COMMAND_REACH`` sentences of its
+section, scores ``COMMAND_BOOST`` more when the question asks how to do something); the page
+of the best one answers, with its best ``QUOTES`` within ``CLOSE`` of the first, quoted in
+page order, each citing ``path#L<line>@<commit>`` (the commit the read's snapshot holds). A
+page is quoted only when its title and quotes (with their headings) share a third of the
+question's content words (:func:`~substrate.retrieval.rationale.on_topic`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ QUOTES = 3
 CLOSE = 0.75  # a sentence is quoted beside the best one when it scores this share of it
 MAX_SENTENCES = 200  # of one page, scored (a long page's matched chunks are far fewer)
 COMMAND_BOOST = 0.1  # a sentence holding a command, for a how-to question
-COMMAND_REACH = 3  # sentences after the best quote searched for the command it leads to
+COMMAND_REACH = 4  # sentences after a quote searched for the command it leads to (a
+# prerequisites line and its list item may stand between)
 HOW_TO = re.compile(r"^\W*how\s+(?:do|does|can|could|should|would|to|are|is)\b"
                     r"|\b(?:commands?|steps?|instructions?)\b", re.I)
 # asking how to do something oneself: a page's instructions answer before a decision record
@@ -70,20 +72,37 @@ def span_lines(text: str, spans: list[list[int]]) -> list[tuple[int, int]]:
 
 
 def _candidates(row: dict[str, Any], asked: set[str], how_to: bool
-                ) -> list[tuple[Sentence, float]]:
+                ) -> list[tuple[Sentence, float, bool]]:
     """The page's sentences, only those in the chunks that matched when chunks did (and those
     of a section whose heading shares one of the question's content words, ``asked``), each
-    with what it adds to its score: ``COMMAND_BOOST`` for one holding a command when the
-    question asks how to do something."""
+    with what it adds to its score (``COMMAND_BOOST`` for one holding or leading to a command
+    when the question asks how to do something) and whether it holds a command."""
     text = str(row["props"]["text"])
     found = sentences(text, 1, every_section=True)
     spans = span_lines(text, [s for s in row.get("spans") or [] if s and None not in s])
     if spans:
         found = [s for s in found if any(a <= s.line <= b for a, b in spans)
                  or asked & content_words(s.section)]
+    found = found[:MAX_SENTENCES]
     code = fenced_lines(text) if how_to else set()
-    return [(s, COMMAND_BOOST if code.intersection(range(s.line, max(s.line, s.last) + 1))
-             else 0.0) for s in found[:MAX_SENTENCES]]
+    holds = [bool(code.intersection(range(s.line, max(s.line, s.last) + 1))) for s in found]
+    return [(s, COMMAND_BOOST if leads_to_command(found, holds, k) else 0.0, holds[k])
+            for k, s in enumerate(found)]
+
+
+def leads_to_command(found: list[Sentence], holds: list[bool], k: int) -> bool:
+    """Whether sentence ``k`` holds a command or leads to one: a command among the
+    ``COMMAND_REACH`` sentences after it in its section (what :func:`with_command` quotes
+    with it). "This deployment method will run the application on your local machine" leads
+    to "docker compose up" after its prerequisites."""
+    if holds[k]:
+        return True
+    for j in range(k + 1, min(k + 1 + COMMAND_REACH, len(found))):
+        if found[j].section != found[k].section:
+            return False
+        if holds[j]:
+            return True
+    return False
 
 
 async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
@@ -102,12 +121,12 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
     # come in the order of their first mention)
     rows = own[:1] or rows[:PAGES]
     how_to, asked = HOW_TO.search(ctx.query) is not None, content_words(ctx.query)
-    found = [(i, s, add) for i, row in enumerate(rows)
-             for s, add in _candidates(row, asked, how_to)]
+    found = [(i, s, add, holds) for i, row in enumerate(rows)
+             for s, add, holds in _candidates(row, asked, how_to)]
     if not found:
         return None
     outcome = await reranker.rerank(  # a sentence is read under its heading
-        ctx.query, [f"{s.section}: {s.text}" if s.section else s.text for _, s, _ in found],
+        ctx.query, [f"{s.section}: {s.text}" if s.section else s.text for _, s, _, _ in found],
         None)
     # (score with the command boost, the reranker's own score, (page, sentence))
     scored = sorted(((float(r.score) + found[r.index][2], float(r.score), found[r.index][:2])
@@ -119,7 +138,7 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
                         key=lambda s: s.line) if best > 0 else [mine[0][2]]
         if how_to:
             chosen = with_command(chosen, mine[0][2],
-                                  [(s, add > 0) for i, s, add in found if i == page_at])
+                                  [(s, holds) for i, s, _, holds in found if i == page_at])
         if on_topic(ctx.query, {"adr": rows[page_at]["entity"],  # under their headings
                                 "quotes": [{"text": f"{s.section} {s.text}"} for s in chosen]}):
             # the calibration reads the reranker's scores, not the boost

@@ -29,6 +29,23 @@ README = """\
 Example Shop is a two-service storefront used to try out container platforms.
 
 See docs/development.md to work on it.
+
+## Quickstart
+
+### Docker Compose
+
+This deployment method will run the application on your local machine.
+
+Pre-requisites:
+
+- Docker installed locally
+
+Download the latest Compose file and use it to start every container:
+
+```sh
+wget https://github.com/example/shop/releases/latest/download/docker-compose.yml
+DB_PASSWORD='<some password>' docker compose --file docker-compose.yml up
+```
 """
 DEVELOPMENT = """\
 # Development guide
@@ -113,6 +130,20 @@ def test_the_section_closest_to_the_question_is_quoted(stack: Settings, tenant: 
     assert "make unit-tests" in body["answer"], body["answer"]
     refs = [c["evidence_ref"] for c in body["citations"]]
     assert any(r.startswith("docs/development.md#L7-L10@") for r in refs), refs
+
+
+def test_a_question_about_the_whole_application_is_answered_from_the_root_readme(
+        stack: Settings, tenant: str) -> None:
+    """No service named: the root README's method, whose command comes after its
+    prerequisites, answers before a service README whose section holds its command at once
+    ("Running locally: Start the service with npm: npm start")."""
+    body = ask(stack, tenant, "How do I run the application locally?")
+    answer = body["answer"]
+    assert answer.startswith('README.md ("Example Shop") says: Docker Compose: '), answer
+    assert "docker compose --file docker-compose.yml up" in answer
+    refs = [c["evidence_ref"] for c in body["citations"]]
+    assert any(r.startswith("README.md#L11@") for r in refs), refs
+    assert any(r.startswith("README.md#L17-L21@") for r in refs), refs  # to its last command
 
 
 def test_a_service_the_question_names_is_answered_from_its_own_readme(

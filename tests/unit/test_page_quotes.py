@@ -11,9 +11,13 @@ from substrate.retrieval.calibration import DOCUMENTATION, calibrated
 from substrate.retrieval.composers import Citations, page
 from substrate.retrieval.context import Hit, StrategyResult
 from substrate.retrieval.page_quotes import (
+    COMMAND_BOOST,
+    COMMAND_REACH,
+    _candidates,
     asks_how_to,
     fenced_lines,
     is_page,
+    leads_to_command,
     span_lines,
     with_command,
 )
@@ -54,9 +58,9 @@ def test_every_heading_is_a_section_and_the_opening_is_one_too() -> None:
     assert (opening.section, opening.line) == ("", 6)
     assert by_text["Install the tools first."].section == "Running the tests"
     code = next(s for s in found if "make test_unit" in s.text)
-    # the block is one sentence, joined to the lead-in announcing it; "# ..." in it is no
-    # heading
-    assert code.section == "Running the tests" and code.lines() == "L15-L18"
+    # the block is one sentence, joined to the lead-in announcing it, cited through its last
+    # line; "# ..." in it is no heading
+    assert code.section == "Running the tests" and code.lines() == "L15-L19"
     assert code.text == "Then run: # the unit tests of every service; make test_unit"
     deploying = [s for s in found if s.section == "Deploying"]
     assert deploying and "skaffold run" in " ".join(s.text for s in deploying)
@@ -65,11 +69,11 @@ def test_every_heading_is_a_section_and_the_opening_is_one_too() -> None:
                    for s in found)  # the table of contents
 
 
-def test_a_block_without_a_lead_in_is_cited_at_its_first_command() -> None:
+def test_a_block_without_a_lead_in_is_cited_from_its_first_command_to_its_last() -> None:
     found = sentences("# T\n\nSome text here for you.\n\n```\nnpm ci\nnpm test\n```\n", 1,
                       every_section=True)
     assert [(s.text, s.lines()) for s in found] == [("Some text here for you.", "L3"),
-                                                    ("npm ci; npm test", "L6")]
+                                                    ("npm ci; npm test", "L6-L7")]
 
 
 def test_the_lines_a_matched_chunk_covers() -> None:
@@ -183,3 +187,52 @@ def test_a_how_to_quote_goes_on_to_the_command_its_section_gives() -> None:
     assert with_command([pods], pods, page[:3]) == [pods]  # no command after it
     other = [(best, False), (replace(command, section="Docker"), True)]
     assert with_command([best], best, other) == [best]  # another section's
+
+
+QUICKSTART = """\
+# Retail sample
+
+## Quickstart
+
+### Docker Compose
+
+This deployment method will run the application on your local machine.
+
+Pre-requisites:
+
+- Docker installed locally
+
+Download the Compose file and run the containers:
+
+```
+docker compose --file docker-compose.yaml up
+```
+
+### Kubernetes
+
+This deployment method will run the application in an existing Kubernetes cluster.
+"""
+
+
+def test_a_sentence_leading_to_its_sections_command_is_boosted_like_one_holding_it() -> None:
+    # "how do I run the application locally?": the root README's method, whose command
+    # comes after its prerequisites, weighs as much as a service README's inline command
+    found = _candidates({"props": {"text": QUICKSTART}}, set(), how_to=True)
+    by_text = {s.text: (add, holds) for s, add, holds in found}
+    method = "This deployment method will run the application on your local machine."
+    assert by_text[method] == (COMMAND_BOOST, False)  # the command is 4 sentences on
+    command = next(text for text in by_text if "docker compose --file" in text)
+    assert by_text[command] == (COMMAND_BOOST, True)
+    # the next section's sentence leads to no command: its own section has none
+    cluster = "This deployment method will run the application in an existing Kubernetes cluster."
+    assert by_text[cluster] == (0.0, False)
+    # not a how-to question: nothing is boosted
+    assert {add for _, add, _ in _candidates({"props": {"text": QUICKSTART}}, set(),
+                                             how_to=False)} == {0.0}
+
+
+def test_leads_to_command_looks_no_further_than_its_reach() -> None:
+    line = [Sentence("Setup", k + 1, f"step {k}.") for k in range(COMMAND_REACH + 2)]
+    holds = [k == COMMAND_REACH + 1 for k in range(len(line))]  # the last holds the command
+    assert not leads_to_command(line, holds, 0)  # COMMAND_REACH + 1 sentences before it
+    assert leads_to_command(line, holds, 1)

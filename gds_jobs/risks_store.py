@@ -101,16 +101,18 @@ async def newest_async(conn: psycopg.AsyncConnection[Any],
 # runs again at that snapshot; requests keep the parsed ranking for READ_TTL_S seconds, so a
 # strategic question costs one PostgreSQL round trip per key and minute, not one per request.
 READ_TTL_S = 60.0
+NONE_TTL_S = 5.0  # how long "no ranking stored" is remembered: the job may store one any time
 _READ_CACHE: dict[tuple[Any, ...], tuple[float, StoredRanking | None]] = {}
 _READ_CACHE_MAX = 512
 
 
 async def newest_cached(settings: Settings, scope: ReadScope) -> StoredRanking | None:
-    """:func:`newest_async` through a small per-process cache (``READ_TTL_S``)."""
+    """:func:`newest_async` through a small per-process cache (``READ_TTL_S``; a tenant with
+    no ranking yet for ``NONE_TTL_S``)."""
     key = (settings.postgres_dsn, scope.tenant, scope.version, tuple(scope.clearance))
     now = time.monotonic()
     hit = _READ_CACHE.get(key)
-    if hit is not None and now - hit[0] < READ_TTL_S:
+    if hit is not None and now - hit[0] < (READ_TTL_S if hit[1] is not None else NONE_TTL_S):
         return hit[1]
     async with await psycopg.AsyncConnection.connect(settings.postgres_dsn) as conn:
         ranking = await newest_async(conn, scope)

@@ -397,7 +397,8 @@ class QueryCache:
 
     async def _store(self, key: str, scope: ReadScope, result: dict[str, Any]) -> str:
         """The store's status; ``storing`` when it was queued to run after the answer."""
-        if result.get("degraded"):  # a strategy failed: do not pin that answer for the TTL
+        if result.get("degraded") or result.get("pending"):  # a strategy failed, or a part
+            # of the answer is not computed yet (a risk ranking): do not pin it for the TTL
             self.stats.not_stored += 1
             return "not_stored"
         # serialised now (the caller may go on to change what it was given); indexed from

@@ -52,6 +52,9 @@ _DEPLOYERS: tuple[tuple[Callable[[str], bool], str], ...] = (
     (is_apphost_path, "the .NET Aspire app host"),
     (is_catalog_path, "the Backstage catalog"))
 _HOST_SIDE = re.compile(r"\bpublish\w*|\bhost\s+port|\bexpos\w+|\bon\s+the\s+host\b", re.I)
+# "which port does frontend listen on?": the port the subject itself listens on, before the
+# one its callers use (a Kubernetes Service's port 80 in front of a container's 8080)
+_LISTEN = re.compile(r"\blisten\w*|\bbinds?\b", re.I)
 _KINDS = {"database": ("database", "datastore", "db", "sql", "postgres", "postgresql", "mysql",
                        "mariadb", "jdbc", "dynamodb", "mongodb", "mongo"),
           "cache": ("cache", "redis", "memcached", "valkey"),
@@ -181,7 +184,7 @@ def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _score(c: dict[str, Any], want: set[str], terms: set[str], side: int, pair: bool,
-           host_side: bool) -> int:
+           host_side: bool, listen: bool = False) -> int:
     score = 3 if c["attr"] in want else 0
     edge = c.get("edge")
     # "what port does X use?" names nothing X uses: it asks for X's own port, not a peer's
@@ -194,9 +197,13 @@ def _score(c: dict[str, Any], want: set[str], terms: set[str], side: int, pair: 
         score += 3 if pair else 0
         score += 1 if (side > 0 and c["outgoing"] and not own_port) \
             or (side < 0 and not c["outgoing"]) else 0
+        # "which port does frontend listen on?": a peer's port that frontend calls is not
+        # frontend's, not even "also recorded"
+        score -= 2 if side < 0 and c["outgoing"] and not pair else 0
     else:
         score += 1 if side <= 0 or own_port else 0
         score += 2 if host_side and c.get("own") else 0
+        score += 1 if listen and c["attr"] == "port" else 0
     return score
 
 
@@ -213,7 +220,7 @@ def rank(question: str, seeds: list[dict[str, Any]], rows: list[dict[str, Any]],
     others = {s["ceid"] for s in seeds[1:]}
     pair = bool(others) and any((r.get("target") or {}).get("ceid") in others for r in rows)
     terms, side = _terms(question, seeds), _user_side(question, subject)
-    host_side = bool(_HOST_SIDE.search(question))
+    host_side, listen = bool(_HOST_SIDE.search(question)), bool(_LISTEN.search(question))
     found = []
     for row in rows:
         if pair and (row.get("target") or {}).get("ceid") not in others:
@@ -222,14 +229,14 @@ def rank(question: str, seeds: list[dict[str, Any]], rows: list[dict[str, Any]],
     if not pair:
         found += node_values(subject, nodes.get(subject["ceid"]) or {})
     for c in found:
-        c["score"] = _score(c, want, terms, side, pair, host_side)
+        c["score"] = _score(c, want, terms, side, pair, host_side, listen)
     if want == {"description"} and not any(c["attr"] == "description" for c in found):
         # "what does flagd do?" with no README: what it runs, is written in and talks to
         # says what it is (each marked, so that the answer says no description is recorded)
         want = {"image", "language", "address"}
         for c in found:
             c["instead_of"] = "description"
-            c["score"] = _score(c, want, terms, side, pair, host_side)
+            c["score"] = _score(c, want, terms, side, pair, host_side, listen)
     found = [c for c in found if c["attr"] in want]
     if not found:
         return []

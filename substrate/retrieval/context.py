@@ -116,6 +116,9 @@ class StrategyResult:
     truncated: bool = False
     note: str | None = None
     trace: list[dict[str, Any]] = field(default_factory=list)  # e.g. the RAPTOR path taken
+    # what the answer waits for ("risk_ranking": the GDS job has not stored one yet): an
+    # answer with a pending part is not cached, so it changes as soon as that part exists
+    pending: str | None = None
 
 
 @dataclass

@@ -175,7 +175,7 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                           r"|database|db|datastore|cache|queue))?\s+deployed\b"
                           r"|\bwhat\s+deploys\b|\b(?:which|what)\s+(?:manifests?|files?"
                           r"|helm\s+charts?|charts?)\s+(?:deploys?|defines?|runs?)\b"),
-    (_I.ATTRIBUTES, 0.85, r"\b(?:which|what)\s+(?:container\s+)?image\b"
+    (_I.ATTRIBUTES, 0.85, r"\b(?:which|what)\s+(?:(?:container|docker|oci)\s+)?image\b"
                           r"|\b(?:database|db|schema|bucket|queue|topic)\s+name\b"),
     # a question opening with "when did/was" asks for a time, whatever else it names
     (_I.WHEN, 0.95, r"^\W*when\s+(?:did|was|were|has|have|do)\b|\bsince\s+when\b"),

@@ -313,7 +313,7 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         # (NL→Cypher did not replace it; at most it said its reading matched nothing)
         confidence = {**confidence, "evidence_confidence": confidence["confidence"],
                       "confidence": answer_confidence}
-    elif text == nl_cypher.EMPTY_ONLY:  # "nothing matches" is the answer
+    elif nl_cypher.says_nothing_matches(text):  # "nothing matches" is the answer
         confidence = nl_cypher.empty_confidence(confidence, results)
     counterfactual = None
     cf_options = CounterfactualOptions.parse(options.counterfactual)
@@ -332,6 +332,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
                        for n, r in results.items()}
         | {n: {"status": "failed", "error": e} for n, e in failed.items()},
         "degraded": sorted(failed), "rerank": rerank_info,
+        **({"pending": pending} if (pending := sorted(
+            {r.pending for r in results.values() if r.pending})) else {}),
         "graph_context": _graph_context(results),
         "snapshot_version": ctx.scope.version, "pinned": ctx.scope.pinned,
         "evidence_bundle": bundle, "confidence": confidence,

@@ -17,8 +17,8 @@ from substrate.retrieval.registry import register
 from substrate.retrieval.router import Intent
 
 NOTHING_STORED = ("No stored risk ranking for this tenant at this snapshot and clearance yet; "
-                  "run `python -m gds_jobs risks --tenant {tenant} --clearance {clearance}` "
-                  "(the scheduled GDS job) to compute one.")
+                  "run `python -m gds_jobs risks --tenant {tenant}` (the scheduled GDS job) "
+                  "to compute one.")
 
 
 def _risk_text(items: list[Any]) -> str:
@@ -36,8 +36,8 @@ async def risks(ctx: SearchContext) -> StrategyResult:
     limit = min(ctx.route.top_n or 3, risks_store.STORED_ITEMS)
     ranking = await risks_store.newest_cached(ctx.settings, ctx.scope)
     if ranking is None:
-        result.note = NOTHING_STORED.format(tenant=ctx.scope.tenant,
-                                            clearance=risks_store.level(ctx.scope))
+        result.note = NOTHING_STORED.format(tenant=ctx.scope.tenant)
+        result.pending = "risk_ranking"
         return result
     items = await _in_jurisdiction(ctx, ranking.items)
     result.truncated = len(items) > limit

@@ -190,6 +190,24 @@ def test_the_port_a_service_uses_is_its_own_unless_it_names_a_peer() -> None:
     assert got[0]["value"] == "6379"
 
 
+def test_the_port_a_service_listens_on_is_its_own_never_a_peer_it_calls() -> None:
+    """Online Boutique: frontend's container listens on 8080, its Kubernetes Service takes
+    callers on 80 (loadgenerator's FRONTEND_ADDR), and frontend calls adservice on 9555."""
+    frontend = {"ceid": "service:frontend", "name": "frontend", "label": "Service",
+                "mention": "frontend"}
+    loadgen = {"ceid": "service:loadgenerator", "name": "loadgenerator", "label": "Service"}
+    ads = {"ceid": "service:adservice", "name": "adservice", "label": "Service"}
+    rows = [edge(loadgen, False, "frontend:80", "80"),
+            edge(ads, True, "adservice:9555", "9555")]
+    props = {"ports": ["8080"], "attribute_refs": ["ports|8080|k8s/frontend.yaml#L41@abc1234"]}
+    got = rank("Which port does frontend listen on?", [frontend], rows,
+               {frontend["ceid"]: props})
+    assert [g["value"] for g in got] == ["8080", "80"]  # adservice's 9555 is not frontend's
+    # how callers reach it: the port they use first
+    got = rank("What is the address of frontend?", [frontend], rows, {frontend["ceid"]: props})
+    assert got[0]["value"] == "frontend:80"
+
+
 def test_how_a_service_is_deployed_is_the_files_that_deploy_it() -> None:
     """Its manifests (the shallowest first: the main deployment before an extra's), named by
     what reads them, each cited where it declares the service; its Helm chart where the chart

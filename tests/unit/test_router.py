@@ -74,6 +74,7 @@ def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
     ("What are the dependencies of payment?", Intent.DEPENDENCY),
     ("What is the image of catalogue-db?", Intent.ATTRIBUTES),
     ("What is the docker image of payment?", Intent.ATTRIBUTES),
+    ("Which docker image does redis-cart use?", Intent.ATTRIBUTES),
     ("What is the reason we use Kafka?", Intent.DECISION_RATIONALE),
     ("Who took over checkout and when?", Intent.WHEN),
     ("Which commit removed legacy-coupons?", Intent.WHEN),

@@ -106,13 +106,36 @@ def answer(results: dict[str, StrategyResult], text: str,
         # when the fallback found no answer either, "nothing" is the answer, not its noise
         # ("which services have no owner?" where every service has one)
         if text.startswith(("No family answered", "No grounded answer")):
-            return EMPTY_ONLY, []
+            lacking = next((a["lacking"] for a in reversed(fact.get("attempts") or [])
+                            if a.get("outcome") == "empty" and a.get("lacking")), None)
+            return (every_has(lacking) if lacking else EMPTY_ONLY), []
         return EMPTY_READING + text, citations
     if fact is None or "rows" not in fact:
         return text, citations
     composed, cites = nl_answer.compose(fact)
     empty = assumed.is_empty(str(fact.get("mode")), fact["rows"])
     return assumed.sentence(fact.get("assumptions") or [], empty) + composed, cites
+
+
+EVERY_HAS = "None: every "
+
+
+def every_has(lacking: dict[str, Any]) -> str:
+    """The empty answer of a listing of what lacks a relationship: none lacks it ("None:
+    every Service has an OWNS or PRIMARY_OWNER relationship from a Developer or Team")."""
+    label, types = str(lacking["label"]), " or ".join(lacking["types"])
+    what = (f"{'an' if types[:1] in tuple('AEIOU') else 'a'} {types} relationship" if types
+            else "a relationship")
+    if lacking["other"]:
+        way = "from" if lacking["direction"] == "in" else "to"
+        what += f" {way} a {' or '.join(lacking['other'])}"
+    return (f"{EVERY_HAS}{label} has {what} (the question's reading as a graph query returned "
+            f"no {label} without one; its Cypher is in route.nl_cypher.attempts).")
+
+
+def says_nothing_matches(text: str) -> bool:
+    """The answer is the reading's empty result (:data:`EMPTY_ONLY` or :func:`every_has`)."""
+    return text == EMPTY_ONLY or text.startswith(EVERY_HAS)
 
 
 def route_fields(results: dict[str, StrategyResult]) -> dict[str, Any]:

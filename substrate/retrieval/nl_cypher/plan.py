@@ -45,6 +45,21 @@ class Plan:
     shape: str = ""  # the question shape (for the benchmark's per-shape accuracy)
     assumptions: list[str] = field(default_factory=list)  # what the reading took for granted
 
+    def lacking(self) -> dict[str, Any] | None:
+        """A listing of what lacks one relationship and nothing else ("which services have
+        no owner?"): its subject's label and the relationship it lacks (None otherwise). Its
+        empty answer means every such node has the relationship."""
+        conds = self.subject.conds
+        if self.mode != "list" or len(conds) != 1 or conds[0].kind != "rel" \
+                or not conds[0].negated or conds[0].since or conds[0].until:
+            return None
+        c, other = conds[0], conds[0].other
+        if other is not None and other.conds:
+            return None
+        return {"label": self.subject.labels[0] if self.subject.labels else "node",
+                "types": list(c.types), "direction": c.direction,
+                "other": list(other.labels) if other is not None else []}
+
     def context(self) -> dict[str, Any]:
         """The Jinja context of ``cypher/nl/select.cypher.j2``."""
         return {"mode": self.mode, "subject": asdict(self.subject),

@@ -62,6 +62,8 @@ async def _embedded(ctx: SearchContext, attempts: list[dict[str, Any]]) -> dict[
     query, params = to_cypher(ctx.reader.cypher, plan)
     attempt = await _execute(ctx, query, params, "embedded")
     attempt.update(mode=plan.mode, shape=plan.shape, assumptions=plan.assumptions)
+    if (lacking := plan.lacking()) is not None:
+        attempt["lacking"] = lacking
     attempts.append(attempt)
     return attempt
 

@@ -28,8 +28,10 @@ from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.layout import is_readme_path
 from substrate.connectors.markdown import (
     first_paragraph_lines,
+    inline_text,
     paragraph_text,
     parse_markdown,
+    project_title,
     title,
 )
 from substrate.connectors.mentions import find_mentions, mention_edges
@@ -158,9 +160,9 @@ _SUBHEADING = re.compile(r"^\s*#{2,6}\s")
 
 def opening_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """The README's first paragraph that says something: one of badges, images or links
-    (or a short line leading to a link), or a table ("| Language | Persistence |": read by
-    :mod:`readme_tables`) is passed over, up to the first second-level heading
-    (past it, a paragraph belongs to a section, not to the whole)."""
+    (or a short line leading to a link), a blockquote (a notice), or a table ("| Language |
+    Persistence |": read by :mod:`readme_tables`) is passed over, up to the first
+    second-level heading (past it, a paragraph belongs to a section, not to the whole)."""
     rest = body
     while rest:
         lines = first_paragraph_lines(rest)
@@ -174,8 +176,11 @@ def opening_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
         for _ in range(3):  # a badge inside a link: "[![CI](.../ci.svg)](.../ci)"
             said = _MEDIA.sub(" ", said)
         said = " ".join(said.split()).strip(" |-*")
-        table = all(t.lstrip().startswith("|") for _, t in lines)  # a table says no sentence
-        if said and not table \
+        # a table says no sentence; a blockquote opening the page is a notice ("> **ATTENTION:
+        # Log4j advisory**"), not what the code is
+        aside = all(t.lstrip().startswith("|") for _, t in lines) \
+            or all(t.lstrip().startswith(">") for _, t in lines)
+        if said and not aside \
                 and not (_MEDIA.search(raw) and len(said) < 60 and said.endswith(":")):
             return lines  # (passed over: badges only, a table, or "Docs for X: <link>")
         rest = [(no, t) for no, t in rest if no > lines[-1][0]]
@@ -231,8 +236,26 @@ def describe_repository(snap: GitSnapshot, node: NodeRecord) -> None:
     """The Repository's description from its root README's first paragraph, as a service's
     from its folder's README (with its line in ``attribute_refs``)."""
     path = root_readme(snap)
-    if path is not None:
-        _describe_opening(snap, node, path, parse_markdown(snap.read(path)).body)
+    if path is None:
+        return
+    body = parse_markdown(snap.read(path)).body
+    _describe_opening(snap, node, path, body)
+    named = project_title(body)  # "Sock Shop : A Microservice Demo Application"
+    if named is not None:
+        node.props["aliases"] = project_names(named[0])
+
+
+# how a project's title goes on after its name: "Sock Shop : A Microservice Demo Application",
+# "Bank of Anthos - a sample bank", "Foo — the fast bar"
+_TITLE_TAIL = re.compile(r"\s+[:\-–—|]\s+|:\s+")
+
+
+def project_names(title: str) -> list[str]:
+    """What a root README's title calls the project: the title (its inline markup read), and
+    the part before a tagline when it has one."""
+    whole = inline_text(title).strip()
+    short = _TITLE_TAIL.split(whole, maxsplit=1)[0].strip()
+    return list(dict.fromkeys(n for n in (whole, short) if len(n) >= 2))
 
 
 def _describe_opening(snap: GitSnapshot, holder: Entity | NodeRecord, path: str,

@@ -14,6 +14,11 @@ FENCE = re.compile(r"^\s*(```|~~~)")  # a code fence's opening or closing line
 # an HTML heading on one line (a README's centred title: <h1 align="center">Name</h1>)
 _HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]+>")
+# a centred logo naming the project (<img src="logo.svg" alt="Online Boutique" />), not a
+# generic picture ("logo", "banner", a badge)
+_IMG_ALT = re.compile(r"<img\b[^>]*\balt\s*=\s*[\"']([^\"']{2,80})[\"']", re.IGNORECASE)
+_GENERIC_ALT = re.compile(r"^(?:the\s+)?(?:\w+\s+)?(?:logo|banner|badge|icon|image|screenshot"
+                          r"|diagram|header|hero)s?$|^(?:logo|banner|image|icon)\b", re.I)
 _FIELD = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{1,30}?)(?:\*\*|__)?\s*:"
     r"\s*(?:\*\*|__)?\s*(.+?)\s*$"
@@ -105,10 +110,23 @@ def find_sections(lines: list[Line], pattern: str) -> list[Section]:
 
 def title(lines: list[Line]) -> tuple[str, int] | None:
     """An HTML heading above every Markdown heading (the centred title many READMEs open
-    with), else the first level-1 heading, else the first heading; and its line."""
+    with), else the first level-1 heading, else the name a logo above every heading gives in
+    its ``alt`` (``<img src="logo.svg" alt="Online Boutique">``), else the first heading;
+    and its line."""
+    found = project_title(lines)
+    if found is not None:
+        return found
+    heads = headings(lines)
+    return (heads[0][2], heads[0][0]) if heads else None
+
+
+def project_title(lines: list[Line]) -> tuple[str, int] | None:
+    """What names the page as a whole (:func:`title` without its last resort, the first
+    heading of a page with no level-1 one, which names a section): for a root README, the
+    project's name."""
     heads = headings(lines)
     top = heads[0][0] if heads else None
-    fenced = False
+    fenced, alt = False, None
     for no, text in lines:
         if top is not None and no >= top:
             break
@@ -118,10 +136,14 @@ def title(lines: list[Line]) -> tuple[str, int] | None:
         name = " ".join(_TAG.sub(" ", match.group(2)).split()) if match else ""
         if name:
             return name, no
+        image = None if fenced or alt else _IMG_ALT.search(text)
+        named = " ".join(image.group(1).split()) if image else ""
+        if named and not _GENERIC_ALT.search(named):
+            alt = (named, no)
     for no, level, text in heads:
         if level == 1:
             return text, no
-    return (heads[0][2], heads[0][0]) if heads else None
+    return alt
 
 
 def field_value(lines: list[Line], names: tuple[str, ...]) -> tuple[str, int] | None:
@@ -174,12 +196,57 @@ def inline_text(text: str) -> str:
     return " ".join(text.split())
 
 
+# a line that is one inline code span, maybe a list item's: "4) `kubectl create -f ns.yaml`"
+_CODE_LINE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?`[^`]+`\s*$")
+
+
 def fenced_lines(text: str) -> set[int]:
-    """The 1-based lines inside fenced code blocks (a page's commands)."""
+    """The 1-based lines of a page's commands: inside code blocks, fenced or indented, and
+    the lines that are one inline code span ("2) `minikube start`")."""
     inside, out = False, set()
     for no, line in enumerate(text.splitlines(), start=1):
         if FENCE.match(line):
             inside = not inside
-        elif inside:
+        elif inside or _CODE_LINE.match(line):
             out.add(no)
+    lines = text.splitlines()
+    for start, end in indented_blocks(lines).items():
+        out.update(range(start + 1, end + 2))
+    return out
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+_INDENTED = re.compile(r"^(?: {4}|\t)\s*\S")
+
+
+def indented_blocks(lines: list[str]) -> dict[int, int]:
+    """CommonMark's indented code blocks, outside fences and HTML comments: a run of lines
+    indented four spaces (or a tab) after a blank line whose paragraph above is no list item
+    (a list's continuation is indented too); ``{first: last}``, 0-based line indexes, the
+    last non-blank. Older READMEs give their commands so ("    docker-compose up -d")."""
+    out: dict[int, int] = {}
+    fenced = comment = False
+    previous = ""  # the last non-blank line outside a block
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if comment or line.lstrip().startswith("<!--"):
+            comment = "-->" not in line
+            i += 1
+            continue
+        if FENCE.match(line):
+            fenced = not fenced
+        if not fenced and _INDENTED.match(line) and i > 0 and not lines[i - 1].strip() \
+                and not _LIST_ITEM.match(previous) and not _INDENTED.match(previous):
+            end = i
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or _INDENTED.match(lines[j])):
+                end = j if lines[j].strip() else end
+                j += 1
+            out[i] = end
+            i = j
+            continue
+        if line.strip():
+            previous = line
+        i += 1
     return out

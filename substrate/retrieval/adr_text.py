@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from substrate.connectors.adr_fields import table_status
-from substrate.connectors.markdown import FENCE
+from substrate.connectors.markdown import FENCE, indented_blocks
 
 QUOTES = 4
 SECTIONS = re.compile(r"^(?:proposed\s+or\s+(?=chosen))?"  # "PROPOSED OR CHOSEN OPTION: X"
@@ -36,7 +36,10 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
                            r"\s+(?=[A-Z\"'(\[`*])")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_LINK_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+!?\[[^\]]*\]\([^)]*\)\s*$")
+_LINK_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+!?\[[^\]]*\]\([^)]*\)\s*$"
+                        # a line that is only pictures ("![Sock Shop frontend](shot.png)"):
+                        # its alt text says what it shows, no sentence of the page
+                        r"|^\s*(?:\[?!\[[^\]]*\]\([^)]*\)(?:\]\([^)]*\))?\s*)+$")
 _CONTENTS = re.compile(r"^(?:table of )?contents$|^toc$", re.I)
 # emphasis marks: * and ` anywhere, _ only at a word's edge (snake_case names keep theirs)
 _EMPHASIS = re.compile(r"[*`]{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w)")
@@ -132,7 +135,25 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
     code: list[str] | None = None  # the lines of the fenced block being read (every_section)
     code_at, headed = 0, False
     blocks: dict[int, int] = {}  # the command blocks read: first line -> last line
+    # indented code blocks (an older README's commands), read as a fenced one; an HTML
+    # comment's lines are no text
+    indented = indented_blocks(raw) if every_section else {}
+    skip_to, comment = -1, False
+    if every_section and raw and raw[0].strip() == "---":  # front matter (Jekyll's): no text
+        skip_to = next((k for k in range(1, len(raw)) if raw[k].strip() in ("---", "...")), -1)
     for i, line in enumerate(raw):
+        if i <= skip_to:
+            continue
+        if every_section and code is None and (comment or line.lstrip().startswith("<!--")):
+            comment = "-->" not in line
+            continue
+        if i in indented:
+            joined = "; ".join(c.strip() for c in raw[i : indented[i] + 1] if c.strip())
+            if section is not None:
+                body.setdefault(section, []).extend([(0, ""), (first + i, joined), (0, "")])
+                blocks[first + i] = first + indented[i]
+            skip_to = indented[i]
+            continue
         if every_section and FENCE.match(line):
             if code is None:  # cited at its first line (a lead-in "...run:" joins it)
                 code, code_at = [], first + i + 1

@@ -3,17 +3,18 @@ run the tests?", "how is the app deployed?"): the page's sentences closest to th
 quoted with the lines they stand on (no model).
 
 The first ``PAGES`` pages among the fused order's first ``TOP`` hits (its Documents, those of
-its Chunks, and the README of a service's or module's folder among them: "how do I run the
-end-to-end tests?" finds the ``e2e`` module first; an ADR is :mod:`rationale`'s; a service
-with no README is no page) are read back with their text, cut into sentences under every heading
-(:func:`~substrate.retrieval.adr_text.sentences`, a fenced command block being one; of a page
-found by its chunks, those in the chunks only). The reranker scores them all against the
-question (one holding a command, or leading to one within ``COMMAND_REACH`` sentences of its
-section, scores ``COMMAND_BOOST`` more when the question asks how to do something); the page
-of the best one answers, with its best ``QUOTES`` within ``CLOSE`` of the first, quoted in
-page order, each citing ``path#L<line>@<commit>`` (the commit the read's snapshot holds). A
-page is quoted only when its title and quotes (with their headings) share a third of the
-question's content words (:func:`~substrate.retrieval.rationale.on_topic`).
+its Chunks, and the README of a service's or module's folder or a repository's root README
+among them: "how do I run the end-to-end tests?" finds the ``e2e`` module first; an ADR is
+:mod:`rationale`'s; a service with no README is no page) are read back with their text, cut
+into sentences under every heading (:func:`~substrate.retrieval.adr_text.sentences`, a fenced
+command block being one; of a page found by its chunks, those in the chunks only). The reranker
+scores them all against the question (one holding a command, or leading to one within
+``COMMAND_REACH`` sentences of its section, scores ``COMMAND_BOOST`` more when the question
+asks how to do something); the page of the best one answers, with its best ``QUOTES`` within
+``CLOSE`` of the first, quoted in page order, each citing ``path#L<line>@<commit>`` (the commit
+the read's snapshot holds). A page is quoted only when its title and quotes (with their
+headings) share a third of the question's content words
+(:func:`~substrate.retrieval.rationale.on_topic`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ PAGES = 3  # ... and how many of the pages found, in the fused order, are read
 QUOTES = 3
 CLOSE = 0.75  # a sentence is quoted beside the best one when it scores this share of it
 MAX_SENTENCES = 200  # of one page, scored (a long page's matched chunks are far fewer)
+TEXT_TOP = 3  # the first hits of each text strategy whose pages are read after the fused's
 COMMAND_BOOST = 0.1  # a sentence holding a command, for a how-to question
 COMMAND_REACH = 4  # sentences after a quote searched for the command it leads to (a
 # prerequisites line and its list item may stand between)
@@ -50,18 +52,28 @@ _HOW_TO_DO = re.compile(r"^\W*how\s+(?:do|can|should|would|could)\s+(?:i|we|you|
                         r"|^\W*how\s+to\b", re.I)
 
 
+# what something is: "what is Sock Shop?", "tell me about Online Boutique", "what does X do?"
+_DEFINITION = re.compile(r"^\W*(?:(?:what\s+(?:is|are)|what's|tell\s+me\s+about|describe"
+                         r"|explain)\b|what\s+(?:does|do)\s+.+\s+do\W*$)", re.I)
+
+
+def asks_what_it_is(question: str) -> bool:
+    return _DEFINITION.search(question) is not None
+
+
 def asks_how_to(question: str) -> bool:
     """"How do I deploy manually?", "how to run the tests": instructions, which a page gives
     (not "how does checkout work?")."""
     return _HOW_TO_DO.search(question) is not None
 
 
-FOLDERS = ("Service", "Module")  # entities whose source folder may hold a README
+# entities whose source folder may hold a README (a repository: its root README)
+FOLDERS = ("Service", "Module", "Repository")
 
 
 def is_page(hit: Hit) -> bool:
     """A hit that may lead to a page: a Document, a chunk of one that is no ADR's, a service
-    or module (its folder's README)."""
+    or module (its folder's README), a repository (its root README)."""
     return hit.label in ("Document", *FOLDERS) or (hit.label == "Chunk" and not is_decision(hit))
 
 
@@ -74,15 +86,21 @@ def span_lines(text: str, spans: list[list[int]]) -> list[tuple[int, int]]:
 def _candidates(row: dict[str, Any], asked: set[str], how_to: bool
                 ) -> list[tuple[Sentence, float, bool]]:
     """The page's sentences, only those in the chunks that matched when chunks did (and those
-    of a section whose heading shares one of the question's content words, ``asked``), each
-    with what it adds to its score (``COMMAND_BOOST`` for one holding or leading to a command
-    when the question asks how to do something) and whether it holds a command."""
+    of a section whose heading shares one of the question's content words, ``asked``; for a
+    how-to question, the ``COMMAND_REACH`` after each of them in its section too: the command
+    a matched sentence leads to may stand in the next chunk), each with what it adds to its
+    score (``COMMAND_BOOST`` for one holding or leading to a command when the question asks
+    how to do something) and whether it holds a command."""
     text = str(row["props"]["text"])
     found = sentences(text, 1, every_section=True)
     spans = span_lines(text, [s for s in row.get("spans") or [] if s and None not in s])
     if spans:
-        found = [s for s in found if any(a <= s.line <= b for a, b in spans)
-                 or asked & content_words(s.section)]
+        kept = {k for k, s in enumerate(found) if any(a <= s.line <= b for a, b in spans)
+                or asked & content_words(s.section)}
+        reach = COMMAND_REACH if how_to else 0
+        kept |= {j for k in kept for j in range(k + 1, min(k + 1 + reach, len(found)))
+                 if found[j].section == found[k].section}
+        found = [s for k, s in enumerate(found) if k in kept]
     found = found[:MAX_SENTENCES]
     code = fenced_lines(text) if how_to else set()
     holds = [bool(code.intersection(range(s.line, max(s.line, s.last) + 1))) for s in found]
@@ -105,20 +123,33 @@ def leads_to_command(found: list[Sentence], holds: list[bool], k: int) -> bool:
     return False
 
 
-async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker
-                      ) -> StrategyResult | None:
+async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker,
+                      text_hits: list[Hit] | None = None) -> StrategyResult | None:
     """The quotes of the page whose sentence is closest to the question among the pages of
     the first hits (the next page when its quotes are not on the question's topic), or None.
     A service or module the question names brings its folder's README first, and that page
-    alone answers when there is one."""
+    alone answers when there is one; a repository it names (by its README's title) brings its
+    root README first, alone when the question asks what it is ("what is Sock Shop?"), beside
+    the other pages when it asks something else ("how do I run Sock Shop locally?").
+
+    ``text_hits``: the first hits of the text strategies (keyword, vector), whose pages come
+    after the fused order's: when the graph strategies' neighbours of a named entity fill the
+    fused order (the repository's services), the page that matched the words is still read."""
     named = [str(s["ceid"]) for s in ctx.seeds if s.get("label") in FOLDERS]
-    pages = list(dict.fromkeys([*named, *(h.id for h in fused[:TOP] if is_page(h))]))
+    pages = list(dict.fromkeys([*named, *(h.id for h in fused[:TOP] if is_page(h)),
+                                *(h.id for h in text_hits or () if is_page(h))]))
     if not pages:
         return None
     rows = await ctx.reader.rows("retrieval/document_text", ctx.scope, ceids=pages)
-    own = [r for r in rows if set(r["via"]) & set(named)]
+    # the page of what the question names: a service's or module's README; a repository's
+    # root README when asked what it is ("what is Sock Shop?"), not how to do something with it
+    owners = ("Service", "Module", "Repository") if asks_what_it_is(ctx.query) \
+        else ("Service", "Module")
+    folders = {str(s["ceid"]) for s in ctx.seeds if s.get("label") in owners}
+    own = [r for r in rows if set(r["via"]) & folders]
     # "how do I run the cart service?": cart's own README; else the first pages (the rows
-    # come in the order of their first mention)
+    # come in the order of their first mention: "what is Sock Shop?" reads the repository's
+    # README first, and its documentation pages after)
     rows = own[:1] or rows[:PAGES]
     how_to, asked = HOW_TO.search(ctx.query) is not None, content_words(ctx.query)
     found = [(i, s, add, holds) for i, row in enumerate(rows)

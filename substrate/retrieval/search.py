@@ -11,6 +11,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from opentelemetry.trace import StatusCode
@@ -38,7 +39,7 @@ from substrate.retrieval.history_facts import when_results
 from substrate.retrieval.linking import link_entities, named_seeds
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
-from substrate.retrieval.page_quotes import asks_how_to, quoted_page
+from substrate.retrieval.page_quotes import TEXT_TOP, asks_how_to, quoted_page
 from substrate.retrieval.rationale import rationale, unasked
 from substrate.retrieval.registry import (
     RISK_PLAN,
@@ -147,13 +148,16 @@ ABOUT_ENTITIES = frozenset({Intent.DEPENDENCY, Intent.CALLERS, Intent.OWNERSHIP,
                             Intent.ATTRIBUTES, Intent.EPIC_IMPACT})
 
 
-async def _quoted(ctx: SearchContext, fused: list[Hit], reranker: Any, intent: Intent
-                  ) -> tuple[str, StrategyResult] | None:
+async def _quoted(ctx: SearchContext, fused: list[Hit], reranker: Any, intent: Intent,
+                  results: dict[str, StrategyResult]) -> tuple[str, StrategyResult] | None:
     """A question no family answered: the sentences of the ADR it matches best
     (:func:`rationale.unasked`), else of the README or documentation page
     (:func:`page_quotes.quoted_page`); a how-to question ("how do I deploy manually?") tries
     the pages first. ``(answered as, result)``, or None."""
-    tries: list[tuple[str, Any]] = [("documentation", quoted_page)]
+    text_hits = [h for name in ("keyword", "vector") if name in results
+                 for h in results[name].hits[:TEXT_TOP]]
+    tries: list[tuple[str, Any]] = [("documentation", partial(quoted_page,
+                                                              text_hits=text_hits))]
     if intent is not Intent.DECISION_RATIONALE:
         tries.insert(0, ("decision_rationale", unasked))
     if asks_how_to(ctx.query):
@@ -288,7 +292,7 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
     # a graph question about something the graph lacks ("what does payment depend on?" with no
     # payment) is answered by saying so, not by a page that happens to say "payment"
     unlinked = bool(route.mentions) and not ctx.seeds
-    unasked_by = await _quoted(ctx, fused, reranker, route.intent) \
+    unasked_by = await _quoted(ctx, fused, reranker, route.intent, results) \
         if fell_back(text) and not (unlinked and route.intent in ABOUT_ENTITIES) else None
     if unasked_by is not None:  # "what is our backup strategy?", "how do I run the tests?"
         answered_as, found = unasked_by

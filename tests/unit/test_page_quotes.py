@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from substrate.connectors.markdown import indented_blocks
 from substrate.retrieval.adr_text import Sentence, clean, sentences
 from substrate.retrieval.calibration import DOCUMENTATION, calibrated
 from substrate.retrieval.composers import Citations, page
@@ -15,6 +16,7 @@ from substrate.retrieval.page_quotes import (
     COMMAND_REACH,
     _candidates,
     asks_how_to,
+    asks_what_it_is,
     fenced_lines,
     is_page,
     leads_to_command,
@@ -236,3 +238,72 @@ def test_leads_to_command_looks_no_further_than_its_reach() -> None:
     holds = [k == COMMAND_REACH + 1 for k in range(len(line))]  # the last holds the command
     assert not leads_to_command(line, holds, 0)  # COMMAND_REACH + 1 sentences before it
     assert leads_to_command(line, holds, 1)
+
+
+OLD_STYLE = """\
+---
+layout: default
+---
+
+## Sock Shop via Docker Compose
+
+Install the tools:
+
+- Install Docker
+
+    continued list text, no code
+
+![Sock Shop in Weave Scope](https://example.com/scope.png)
+
+### Provision infrastructure
+
+<!-- deploy-doc-start create-infrastructure -->
+
+    docker-compose -f deploy/docker-compose/docker-compose.yml up -d
+    docker-compose ps
+
+<!-- deploy-doc-hidden run-tests
+
+    docker run -td healthcheck
+
+-->
+
+4) `kubectl create -f manifests`
+"""
+
+
+def test_indented_blocks_and_inline_code_lines_are_commands() -> None:
+    """Older pages give commands in indented blocks and as list items of one code span;
+    a list's indented continuation, a front matter and an HTML comment's lines are none."""
+    lines = OLD_STYLE.splitlines()
+    assert {a + 1: b + 1 for a, b in indented_blocks(lines).items()} == {19: 20}
+    assert fenced_lines(OLD_STYLE) == {19, 20, 28}
+    found = sentences(OLD_STYLE, 1, every_section=True)
+    by_line = {s.line: s for s in found}
+    block = by_line[19]
+    assert block.text == ("docker-compose -f deploy/docker-compose/docker-compose.yml up -d; "
+                          "docker-compose ps") and block.lines() == "L19-L20"
+    texts = " ".join(s.text for s in found)
+    assert "layout" not in texts and "healthcheck" not in texts  # front matter, a comment
+    assert "Weave Scope" not in texts  # a line of pictures says no sentence
+    assert "continued list text" in texts  # a list item's continuation is prose
+
+
+def test_a_how_to_reading_keeps_the_sentences_after_the_matched_chunk() -> None:
+    """A matched chunk ending on "Create the namespace" leaves out the next chunk's command:
+    a how-to question reads the sentences after it in its section as well."""
+    text = ("# Installing on Minikube\n\nCreate the namespace for the shop\n\n"
+            "4) `kubectl create -f manifests/00-ns.yaml`\n")
+    row = {"props": {"text": text}, "spans": [[0, 60]]}  # the title and the first sentence
+    how = [(s.text, holds) for s, _, holds in _candidates(row, set(), how_to=True)]
+    assert how == [("Create the namespace for the shop", False),
+                   ("kubectl create -f manifests/00-ns.yaml", True)]
+    assert [s.text for s, _, _ in _candidates(row, set(), how_to=False)] == [
+        "Create the namespace for the shop"]
+
+
+def test_what_something_is_is_asked_so() -> None:
+    assert asks_what_it_is("What is Sock Shop?") and asks_what_it_is("Tell me about FAC")
+    assert asks_what_it_is("What does checkout do?")
+    assert not asks_what_it_is("What does checkout depend on?")
+    assert not asks_what_it_is("How do I run Sock Shop locally?")

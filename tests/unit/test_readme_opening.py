@@ -3,8 +3,8 @@ images and link lines, never a section's paragraph."""
 
 from __future__ import annotations
 
-from substrate.connectors.designdocs import opening_lines
-from substrate.connectors.markdown import parse_markdown, title
+from substrate.connectors.designdocs import opening_lines, project_names
+from substrate.connectors.markdown import parse_markdown, project_title, title
 
 
 def opening(text: str) -> list[int]:
@@ -72,3 +72,35 @@ def test_an_html_title_above_the_markdown_headings_names_the_page() -> None:
     below = "# Service\n\n<h2>Detail</h2>\n"  # under a Markdown heading: not the title
     assert title(parse_markdown(below).body) == ("Service", 1)
     assert title(parse_markdown("<h1></h1>\n\n## Setup\n").body) == ("Setup", 3)
+
+
+def test_a_logo_naming_the_project_titles_a_readme_with_no_level_one_heading() -> None:
+    """Online Boutique opens with a centred logo (alt="Online Boutique"), a badge and a
+    Log4j notice in a blockquote, then its description; its first heading is a section."""
+    text = ('<p align="center">\n<img src="logo.svg" width="300" alt="Online Boutique" />\n'
+            "</p>\n\n![CI](https://ci.example.com/badge.svg)\n\n"
+            "> **ATTENTION: Apache Log4j 2 advisory.**\n> we took down affected images.\n\n"
+            "**Online Boutique** is a cloud-native microservices demo application.\n\n"
+            "## Screenshots\n\nSee below.\n")
+    body = parse_markdown(text).body
+    assert title(body) == ("Online Boutique", 2)
+    assert project_title(body) == ("Online Boutique", 2)
+    assert opening(text) == [10]  # past the notice
+    # a generic picture names nothing: the first heading stays the last resort of title(),
+    # and no project name comes of it
+    plain = '<img src="logo.png" alt="logo">\n\n## Setup\n\nRun it.\n'
+    assert title(parse_markdown(plain).body) == ("Setup", 3)
+    assert project_title(parse_markdown(plain).body) is None
+    # a level-1 heading names the page before any logo
+    headed = '<img src="x.png" alt="Old Name">\n\n# New Name\n'
+    assert title(parse_markdown(headed).body) == ("New Name", 3)
+
+
+def test_a_project_answers_to_its_title_and_to_the_name_before_its_tagline() -> None:
+    assert project_names("Sock Shop : A Microservice Demo Application") == [
+        "Sock Shop : A Microservice Demo Application", "Sock Shop"]
+    assert project_names("**Bank of Anthos**") == ["Bank of Anthos"]
+    assert project_names("FAC: Federal Audit Clearinghouse") == [
+        "FAC: Federal Audit Clearinghouse", "FAC"]
+    assert project_names("manage.get.gov") == ["manage.get.gov"]
+    assert project_names("Kubernetes-native app") == ["Kubernetes-native app"]  # no tagline

@@ -76,6 +76,19 @@ def _chart_folder(chart: str) -> str:
     return posixpath.basename(posixpath.dirname(chart)) if base in _CHART_DIRS else base
 
 
+# a project's inner source folder: "src/cartservice/src" (Online Boutique's .NET service)
+# is cartservice's, named by its parent
+GENERIC_LEAVES = frozenset({"src", "source", "sources", "code", "app"})
+
+
+def module_name(folder: str) -> str:
+    """What a module folder is called: its own name, or its parent's when its own is a
+    generic source folder below one ("src/cartservice/src" -> "cartservice"; a top-level
+    "src" stays "src")."""
+    name, parent = posixpath.basename(folder), posixpath.dirname(folder)
+    return posixpath.basename(parent) if name.lower() in GENERIC_LEAVES and parent else name
+
+
 class ModuleFolders:
     """The module folders of a snapshot and the names each one answers to."""
 
@@ -85,7 +98,8 @@ class ModuleFolders:
         for path in files:
             if _is_build_file(posixpath.basename(path)) and posixpath.dirname(path):
                 folder = posixpath.dirname(path)
-                self.names[folder] = {normalise(posixpath.basename(folder))}
+                self.names[folder] = {normalise(posixpath.basename(folder)),
+                                      normalise(module_name(folder))}
         for folder, rest in _without_shared_prefix(self.names).items():
             self.names[folder].add(normalise(rest))
         self.charts: dict[str, list[str]] = {}

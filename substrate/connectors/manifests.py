@@ -15,6 +15,10 @@
   line and the reference's line in ``evidence_refs``. So does an address written in a
   configuration file a Compose service mounts (``via: mounted_config``; the volume line in
   ``evidence_refs``).
+* A datastore named after the one service declared beside it (``carts-db`` next to ``carts``
+  in one Compose project or Kubernetes namespace) that no setting links to it →
+  ``DEPENDS_ON`` (``via: naming``, confidence 0.6, evidence at the store's declaration): images
+  that hard-code their hosts (Sock Shop's) name none in their environment.
 * A Kubernetes namespace is ``Infrastructure(kind=namespace)`` that ``HOSTS`` its workloads.
 * Entities keep ``manifests`` (the files defining them), ``ports``, compose ``profiles`` and the
   compose ``build_context`` (the source folder, see :mod:`layout`), and ``attribute_refs``: the
@@ -26,6 +30,7 @@ Every edge's evidence is ``path#L<line>@<commit>`` of the line that proves it.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -43,6 +48,11 @@ from substrate.connectors.yamlnodes import Fact
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
 HEURISTIC = 0.95
+NAMED_AFTER = 0.6  # a store linked to a service by its name alone ("carts-db" of "carts")
+# "<service>-db", "<service>_database", "<service>db", "<service>-mongo", "<service>-redis"...
+_STORE_NAME = re.compile(r"^(?P<service>[a-z0-9][\w.-]*?)[-_]?(?:db|database|datastore|store"
+                         r"|data|mongo|mongodb|mysql|mariadb|postgres|postgresql|pg|redis"
+                         r"|cache|sql)$", re.I)
 RUN_TO_COMPLETION = ("Job", "CronJob")
 
 
@@ -143,8 +153,9 @@ class ManifestReader:
         self.snap, self.index = snap, index
         self.deployed: list[Deployed] = []
         self.dns: dict[tuple[str, str], str] = {}  # (k8s service name, namespace) -> ceid
-        # the entities each Compose project (its folder) or namespace declares
+        # the entities each Compose project (its folder) or namespace declares, and where
         self.declared: dict[tuple[str, str], set[str]] = {}
+        self.declared_at: dict[tuple[tuple[str, str], str], tuple[str, str]] = {}
         self.batch = GraphBatch()
 
     def ref(self, fact: Fact) -> str:
@@ -159,6 +170,7 @@ class ManifestReader:
             add(self)
         for item in self.deployed:
             self.edges_of(item)
+        self.named_stores()
         return self.batch
 
     def declare(self, scope: tuple[str, str], label: str, name: str, ref: str) -> Entity:
@@ -166,7 +178,27 @@ class ManifestReader:
         declared = self.declared.setdefault(scope, set())
         entity = self.index.register(label, name, ref, distinct=declared)
         declared.add(entity.ceid)
+        self.declared_at.setdefault((scope, entity.ceid), (name, ref))
         return entity
+
+    def named_stores(self) -> None:
+        """``DEPENDS_ON`` from a service to the datastore named after it in the same Compose
+        project or namespace, when nothing links the two already."""
+        linked = {(e.src, e.dst) for e in self.batch.edges}
+        for scope, ceids in sorted(self.declared.items()):
+            services = {self.declared_at[(scope, c)][0].lower(): c for c in ceids
+                        if self.index.get(c).label == "Service"}
+            for store in sorted(ceids):
+                name, ref = self.declared_at[(scope, store)]
+                found = _STORE_NAME.match(name)
+                service = services.get(found.group("service").lower()) if found else None
+                if service is None or self.index.get(store).label != "Infrastructure" \
+                        or (service, store) in linked:
+                    continue
+                linked.add((service, store))
+                self.batch.edges.append(EdgeRecord("DEPENDS_ON", service, store, ref,
+                                                   NAMED_AFTER, source="git",
+                                                   props={"via": "naming"}))
 
     def add_compose(self, svc: ComposeService) -> None:
         image = svc.image.value if svc.image else None

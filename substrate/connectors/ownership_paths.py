@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from substrate.connectors.codeowners import Rule, find_codeowners, parse_codeowners, winning_rules
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.layout import ModuleFolders
+from substrate.connectors.layout import ModuleFolders, module_name
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, slug
 
 _WILDCARD = re.compile(r"[*?\[\]]")
@@ -123,7 +123,7 @@ def _folder_modules(snap: GitSnapshot, rules: list[Rule], rules_path: str | None
     for folder, via in found:
         ref = _proof(snap, folder, rules, rules_path)
         if ref is not None:
-            out.append(Module(folder, posixpath.basename(folder), "folder", via, ref))
+            out.append(Module(folder, module_name(folder), "folder", via, ref))
     return out
 
 

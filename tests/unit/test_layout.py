@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from substrate.connectors.gitrepo import batch_at
-from substrate.connectors.layout import is_layout_path
+from substrate.connectors.layout import is_layout_path, module_name
 from substrate.connectors.path_filter import commits_to_parse, is_read, is_relevant
 from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.graph.records import GraphBatch
@@ -129,3 +129,22 @@ def test_a_services_helm_chart_is_cited_where_it_names_itself(tmp_path: Path) ->
     refs = [r for r in cart.props["attribute_refs"] if r.startswith("chart|")]
     assert len(refs) == 1 and refs[0].startswith("chart|src/cart/chart|"
                                                  "src/cart/chart/Chart.yaml#L2@")
+
+
+def test_a_generic_source_folder_is_named_by_its_parent(tmp_path: Path) -> None:
+    """Online Boutique keeps cartservice's project in src/cartservice/src: the service's
+    folder is that one, and no module named "src" comes of it; a top-level src/ (manage.get.gov)
+    keeps its own name."""
+    assert module_name("src/cartservice/src") == "cartservice"
+    assert module_name("src") == "src" and module_name("services/api") == "api"
+    repo = init_repo(tmp_path / "r")
+    commit_tree(repo, {
+        "kubernetes-manifests/cartservice.yaml": K8S.format(name="cartservice"),
+        "src/cartservice/src/cartservice.csproj": "<Project Sdk=\"Microsoft.NET.Sdk.Web\"/>\n",
+        "src/cartservice/tests/cartservice.tests.csproj": "<Project/>\n",
+    }, "c", "2024-01-01T00:00:00Z")
+    batch = batch_at(repo)
+    cart = next(n for n in batch.nodes if n.ceid == "service:cartservice")
+    assert cart.props["path"] == "src/cartservice/src/" and cart.props["language"] == "C#"
+    modules = {n.props["name"] for n in batch.nodes if n.label == "Module"}
+    assert "src" not in modules and "cartservice" not in modules

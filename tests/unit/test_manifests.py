@@ -9,10 +9,11 @@ import pytest
 from substrate.connectors.compose import compose_files
 from substrate.connectors.endpoints import HostRef, hosts_in, is_probe
 from substrate.connectors.envfiles import interpolate, parse_env_file
-from substrate.connectors.gitrepo import batch_at
+from substrate.connectors.gitrepo import DEFAULT_THRESHOLD, batch_at
 from substrate.connectors.infra_kinds import infra_kind, name_kind, redact
+from substrate.connectors.manifests import NAMED_AFTER
 from substrate.demo.gitwriter import commit_tree, init_repo
-from substrate.graph.records import GraphBatch
+from substrate.graph.records import EdgeRecord, GraphBatch
 
 ENV = {"TAG": "1.2", "EMPTY": "", "KAFKA_HOST": "kafka"}
 
@@ -399,3 +400,42 @@ def test_versions_of_one_app_are_one_service(tmp_path: Path) -> None:
     nodes = {n.ceid: n for n in batch_at(repo).nodes if n.ceid.startswith("service:")}
     assert list(nodes) == ["service:reviews"]
     assert nodes["service:reviews"].props["aliases"] == ["reviews-v1", "reviews-v2", "reviews-v3"]
+
+
+SOCK_COMPOSE = """\
+services:
+  carts:
+    image: weaveworksdemos/carts:0.4.8
+  carts-db:
+    image: mongo:3.4
+  user:
+    image: weaveworksdemos/user:0.4.7
+    environment:
+      - MONGO_HOST=user-db:27017
+  user-db:
+    image: weaveworksdemos/user-db:0.4.0
+  session-db:
+    image: redis:alpine
+"""
+
+
+def test_a_datastore_named_after_the_service_beside_it_is_a_suggested_dependency(
+        tmp_path: Path) -> None:
+    """Sock Shop's images hard-code their hosts: nothing in carts' settings names carts-db.
+    The store named after it in the same Compose project is its dependency by name, under the
+    verification threshold: it waits in the queue, at the store's line; user's is linked by
+    its MONGO_HOST already, and session-db is named after no service."""
+    repo = init_repo(tmp_path / "r")
+    commit = commit_tree(repo, {"docker-compose.yml": SOCK_COMPOSE}, "c", "2024-01-01T00:00:00Z")
+    batch = batch_at(repo)
+    named = [e for e in [*batch.edges, *batch.pending]
+             if isinstance(e, EdgeRecord) and e.props.get("via") == "naming"]
+    assert [(e.type, e.src, e.dst, e.evidence_ref, e.confidence) for e in named] == [
+        ("DEPENDS_ON", "service:carts", "infra:carts-db",
+         f"docker-compose.yml#L4@{commit[:7]}", NAMED_AFTER)]
+    assert named[0] in batch.pending and NAMED_AFTER < DEFAULT_THRESHOLD
+    # user -> user-db by its setting, in the graph; nothing to session-db
+    assert any(e.src == "service:user" and e.dst == "infra:user-db" and e.props["via"] == "env"
+               for e in batch.edges)
+    assert not any(e.dst == "infra:session-db" for e in [*batch.edges, *batch.pending]
+                   if isinstance(e, EdgeRecord))

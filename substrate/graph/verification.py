@@ -59,6 +59,28 @@ def enqueue(conn: psycopg.Connection[Any], tenant: str, source: str,
     return count
 
 
+SUGGESTED_EDGES_SQL = (
+    "SELECT id, record FROM verification_queue WHERE tenant_id = %(t)s AND status = 'pending' "
+    "AND kind = 'edge' AND record->>'type' = ANY(%(types)s) AND record->>%(side)s = %(ceid)s "
+    "ORDER BY confidence DESC, id LIMIT %(limit)s")
+
+
+async def suggested_edges(conn: psycopg.AsyncConnection[Any], tenant: str, ceid: str,
+                          types: list[str], outgoing: bool, limit: int = 5
+                          ) -> list[tuple[int, EdgeRecord]]:
+    """The pending (unverified) edges of ``types`` from ``ceid`` (into it: ``outgoing``
+    False), most confident first, with their queue ids."""
+    cur = await conn.execute(SUGGESTED_EDGES_SQL, {
+        "t": tenant, "types": types, "side": "src" if outgoing else "dst", "ceid": ceid,
+        "limit": limit})
+    out = []
+    for item_id, record in await cur.fetchall():
+        edge = record_from_json("edge", record)
+        assert isinstance(edge, EdgeRecord)
+        out.append((int(item_id), edge))
+    return out
+
+
 def list_items(conn: psycopg.Connection[Any], tenant: str, status: str = "pending",
                limit: int = 100) -> list[dict[str, Any]]:
     if status not in ("pending", "approved", "rejected"):

@@ -78,7 +78,8 @@ def _directed(facts: list[dict[str, Any]], cites: Citations, callers: bool) -> s
     subject = name(facts[0].get("subject"))
     found = [f for f in facts if f.get("target")]
     if not found:
-        return no_edges(facts[0].get("subject") or {}, callers)
+        return no_edges(facts[0].get("subject") or {}, callers) \
+            + awaiting(facts[0].get("subject") or {}, facts[0].get("suggested") or [], cites)
     names = {str((f.get("target") or {}).get("ceid")): name(f.get("target")) for f in found}
     direct, indirect = [], []
     for f in found:
@@ -109,6 +110,27 @@ def no_edges(subject: dict[str, Any], callers: bool) -> str:
                 "(checked the CALLS and DEPENDS_ON edges into it).")
     return (f"No dependencies are recorded for {name(subject)} "
             "(checked its CALLS and DEPENDS_ON edges).")
+
+
+_SUGGESTED_BY = {"naming": "by name"}
+
+
+def awaiting(subject: dict[str, Any], suggested: list[dict[str, Any]], cites: Citations
+             ) -> str:
+    """The edges the verification queue holds for a subject with none recorded, said as
+    suggestions (not facts of the graph), each cited where it was found."""
+    if not suggested:
+        return ""
+    items = []
+    for s in suggested:
+        why = _SUGGESTED_BY.get(str(s.get("via")), str(s.get("via") or "inferred"))
+        ref = cites.cite({"from": subject.get("ceid"), "to": s["target"].get("ceid"),
+                          "type": s["type"],
+                          "evidence_ref": s["evidence_ref"], "source": "verification_queue"})
+        items.append(f"{name(s['target'])} ({s['type']}, {why}, confidence "
+                     f"{float(s['confidence']):.2f}; queue item {s['queue_id']}){ref}")
+    return (" Suggested, awaiting verification (not in the graph until a reviewer approves it: "
+            "`substrate queue approve ID`): " + "; ".join(items) + ".")
 
 
 def handle(owner: dict[str, Any]) -> str:

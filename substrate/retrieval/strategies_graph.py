@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import psycopg
+
+from substrate.graph.verification import suggested_edges
 from substrate.retrieval import direct, owned_paths
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.scope import pg_connection
+
+SUGGESTED_DEADLINE_S = 1.0  # the queue's read for a subject with no edge: skipped past it
 
 
 def _hit(entity: dict[str, Any], score: float, text: str = "") -> Hit:
@@ -59,9 +66,34 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
             result.hops.extend(numbered(row["hops"]))
             result.facts.append({"subject": service, "target": row["target"],
                                  "depth": row["depth"], "hops": row["hops"]})
-        if not rows:  # looked up and found nothing: the answer says so
-            result.facts.append({"subject": service, "target": None, "depth": 0, "hops": []})
+        if not rows:  # looked up and found nothing: the answer says so, and what waits
+            result.facts.append({"subject": service, "target": None, "depth": 0, "hops": [],
+                                 "suggested": await suggested(ctx, service, direction)})
     return result
+
+
+async def suggested(ctx: SearchContext, subject: dict[str, Any], direction: str
+                    ) -> list[dict[str, Any]]:
+    """What the verification queue holds for a subject with no edge recorded (a store named
+    after it, "carts-db" of "carts"): each suggested edge whose other end the reader may see,
+    with its evidence, confidence, why it was suggested and its queue id. Not in the graph
+    until a reviewer approves it; a failed read says nothing (the answer stands without)."""
+    try:
+        async with asyncio.timeout(SUGGESTED_DEADLINE_S), \
+                pg_connection(ctx.settings, ctx.pool) as conn:
+            found = await suggested_edges(conn, ctx.scope.tenant, str(subject["ceid"]),
+                                          ["CALLS", "DEPENDS_ON"], direction == "out")
+    except (psycopg.Error, OSError, TimeoutError):
+        return []
+    if not found:
+        return []
+    other = {edge.dst if direction == "out" else edge.src for _, edge in found}
+    seen = {str(r["entity"]["ceid"]): r["entity"] for r in await ctx.reader.rows(
+        "retrieval/entity_props", ctx.scope, ceids=sorted(other))}
+    return [{"target": seen[end], "type": edge.type, "evidence_ref": edge.evidence_ref,
+             "confidence": edge.confidence, "via": edge.props.get("via"), "queue_id": item_id}
+            for item_id, edge in found
+            if (end := edge.dst if direction == "out" else edge.src) in seen]
 
 
 async def dependencies(ctx: SearchContext) -> StrategyResult:

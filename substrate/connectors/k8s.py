@@ -19,7 +19,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import yaml
@@ -127,11 +127,24 @@ class Workload:
         return self.name.path
 
 
+INSIDE = "inside the cluster only"  # how a ClusterIP Service is reached
+
+
 @dataclass
 class K8sService:
     name: Fact
     namespace: Fact | None
     selector: dict[str, str]
+    type: str = "ClusterIP"
+    # each port it serves, as it reads: "80 -> 8080" (its port, the container's), a node
+    # port after it; at the line of its ``port``
+    ports: list[Fact] = field(default_factory=list)
+
+    def exposure(self, port: Fact) -> str:
+        """How the service is reached on ``port``: "LoadBalancer Service frontend-external:
+        port 80 -> 8080"; a ClusterIP Service is reached from inside the cluster only."""
+        inside = f" ({INSIDE})" if self.type == "ClusterIP" else ""
+        return f"{self.type} Service {self.name.value}{inside}: port {port.value}"
 
     @property
     def ns(self) -> str:
@@ -255,9 +268,26 @@ def _read_doc(doc: Node, path: str, out: K8sManifests) -> None:
     elif kind == "Service":
         namespace = fact(path_get(doc, "metadata", "namespace"), path)
         selector = string_map(path_get(doc, "spec", "selector"))
-        out.services.append(K8sService(name, namespace, selector))
+        kind_of_service = scalar(path_get(doc, "spec", "type")) or "ClusterIP"
+        out.services.append(K8sService(name, namespace, selector, kind_of_service,
+                                       _service_ports(doc, path)))
     elif kind == "ConfigMap":
         out.configmaps.append(_configmap(doc, path, name))
+
+
+def _service_ports(doc: Node, path: str) -> list[Fact]:
+    """A Service's ports: "80 -> 8080" when its targetPort differs, ", node port 30001"
+    after a NodePort's, each at its ``port`` line."""
+    out = []
+    for item in items(path_get(doc, "spec", "ports")):
+        port = fact(get(item, "port"), path)
+        if port is None:
+            continue
+        target, node = scalar(get(item, "targetPort")), scalar(get(item, "nodePort"))
+        text = port.value + (f" -> {target}" if target and target != port.value else "") \
+            + (f", node port {node}" if node else "")
+        out.append(replace(port, value=text))
+    return out
 
 
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml")

@@ -20,6 +20,8 @@
   ``DEPENDS_ON`` (``via: naming``, confidence 0.6, evidence at the store's declaration): images
   that hard-code their hosts (Sock Shop's) name none in their environment.
 * A Kubernetes namespace is ``Infrastructure(kind=namespace)`` that ``HOSTS`` its workloads.
+* A workload keeps how each Kubernetes Service selecting it exposes it (``exposure``: its
+  type, name and ports, "LoadBalancer Service frontend-external: port 80 -> 8080").
 * Entities keep ``manifests`` (the files defining them), ``ports``, compose ``profiles`` and the
   compose ``build_context`` (the source folder, see :mod:`layout`), and ``attribute_refs``: the
   line of each image, port and (non-secret) environment variable, ``kind|value|path#Lline@commit``.
@@ -259,6 +261,11 @@ class ManifestReader:
                 entity = entities[manifests.workloads.index(work)]
                 self.index.alias(entity.ceid, svc.name.value, self.ref(svc.name))
                 self.dns[(svc.name.value, svc.ns)] = entity.ceid
+                # how it is reached: each port of each Service selecting it, at its line
+                said = [(svc.exposure(p), self.ref(p)) for p in svc.ports]
+                union(entity.props, "exposure", [text for text, _ in said])
+                union(entity.props, "attribute_refs",
+                      [f"exposure|{text}|{ref}" for text, ref in said])
 
     def hosts(self, work: Workload, entity: Entity) -> None:
         ns_id = ceid("infra", f"namespace-{work.ns}")

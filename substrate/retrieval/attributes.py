@@ -29,10 +29,15 @@ from substrate.connectors.aspire import is_apphost_path
 from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.cloudfoundry import is_manifest_path
 from substrate.connectors.compose import is_compose_file
+from substrate.connectors.k8s import INSIDE
 
 SHOWN = 3
 _WANT = {
-    "port": re.compile(r"\bports?\b|\blisten\w*|\bpublish\w*|\bexpos\w+", re.I),
+    "port": re.compile(r"\bports?\b|\blisten\w*|\bpublish\w*", re.I),
+    # how it is reached: the Kubernetes Services selecting it, its ports published on the host
+    "exposure": re.compile(r"\bexpos\w+|\bexternal(?:ly)?\b|\boutside\b|\bload\s?balancers?\b"
+                           r"|\bnode\s?ports?\b|\bpublic(?:ly)?\s+(?:reachable|accessible)\b",
+                           re.I),
     "image": re.compile(r"\bimages?\b|\bruns?\b|\bversion\b|\btag\b", re.I),
     "address": re.compile(r"\baddress(?:es)?\b|\burls?\b|\buris?\b|\bendpoints?\b|\bdsn\b"
                           r"|\bconnection\s+strings?\b|\bjdbc\b|\bhost\s?names?\b", re.I),
@@ -145,6 +150,12 @@ def node_values(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str,
     for port in props.get("ports") or []:
         out.append({"attr": "port", "value": str(port), "refs": [lines.get(("port", port), "")],
                     "own": True})
+        if ":" in str(port):  # Compose's "8888:8080": published on the host
+            out.append({"attr": "exposure", "value": f"published on the host as {port}",
+                        "refs": [lines.get(("port", port), "")], "own": True})
+    for said in props.get("exposure") or []:
+        out.append({"attr": "exposure", "value": str(said),
+                    "refs": [lines.get(("exposure", str(said)), "")], "own": True})
     for attr in ("description", "language"):  # from the README (readme_tables)
         if props.get(attr):
             value = str(props[attr])
@@ -204,6 +215,8 @@ def _score(c: dict[str, Any], want: set[str], terms: set[str], side: int, pair: 
         score += 1 if side <= 0 or own_port else 0
         score += 2 if host_side and c.get("own") else 0
         score += 1 if listen and c["attr"] == "port" else 0
+        # "how is frontend exposed?": a way in from outside before the in-cluster one
+        score += 1 if c["attr"] == "exposure" and INSIDE not in str(c["value"]) else 0
     return score
 
 

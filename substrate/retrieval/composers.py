@@ -512,6 +512,8 @@ def _stated(c: dict[str, Any], subject: str, cites: Citations) -> str:
         return f"written in {c['value']}{refs}"
     if c["attr"] == "deployment":
         return f"deployed by {c['value']}{refs}"
+    if c["attr"] == "exposure":
+        return f"{c['value']}{refs}"
     what = {"port": "published/listening port", "image": "image",
             "name": f"name ({c.get('var')})"}.get(c["attr"], c["attr"])
     return f"{what} {c['value']} of {name(c.get('node'))}{refs}"

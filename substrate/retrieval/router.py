@@ -175,6 +175,10 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                           r"|database|db|datastore|cache|queue))?\s+deployed\b"
                           r"|\bwhat\s+deploys\b|\b(?:which|what)\s+(?:manifests?|files?"
                           r"|helm\s+charts?|charts?)\s+(?:deploys?|defines?|runs?)\b"),
+    # how a service is reached: the Kubernetes Services exposing it, its published ports
+    (_I.ATTRIBUTES, 0.85, r"^\W*(?:how|where)\s+(?:is|are)\s+(?:the\s+)?[\w.-]+(?:\s+service)?"
+                          r"\s+exposed\b|^\W*is\s+(?:the\s+)?[\w.-]+(?:\s+service)?\s+(?:exposed"
+                          r"|reachable|accessible)\b"),
     (_I.ATTRIBUTES, 0.85, r"\b(?:which|what)\s+(?:(?:container|docker|oci)\s+)?image\b"
                           r"|\b(?:database|db|schema|bucket|queue|topic)\s+name\b"),
     # a question opening with "when did/was" asks for a time, whatever else it names

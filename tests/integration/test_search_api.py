@@ -311,10 +311,13 @@ def test_which_datastores_exist_with_no_other_end_named(api: httpx.Client, quest
 
 
 def test_a_list_that_is_empty_says_nothing_matches(api: httpx.Client) -> None:
-    """Every demo service has an owner (substrate/demo/topology.py gives each a team)."""
+    """Every demo service has an owner (substrate/demo/topology.py gives each a team): the
+    empty listing of what lacks one says that every service has one."""
     body = search(api, "Which services have no owner?")
-    assert body["answer"].startswith("Nothing matches: the question's reading as a graph "
-                                     "query ran and returned no rows"), body["answer"][:200]
+    assert body["answer"].startswith("None: every Service has an OWNS or PRIMARY_OWNER "
+                                     "relationship from a Developer or Team (the question's "
+                                     "reading as a graph query returned no Service without "
+                                     "one"), body["answer"][:200]
     assert body["citations"] == []
     assert 0.3 < body["confidence"]["confidence"] < 0.7
     assert body["confidence"]["low_confidence_warning"] is True

@@ -208,6 +208,30 @@ def test_the_port_a_service_listens_on_is_its_own_never_a_peer_it_calls() -> Non
     assert got[0]["value"] == "frontend:80"
 
 
+def test_how_a_service_is_exposed_is_the_way_in_from_outside_first() -> None:
+    frontend = {"ceid": "service:frontend", "name": "frontend", "label": "Service",
+                "mention": "frontend"}
+    inside = "ClusterIP Service frontend (inside the cluster only): port 80 -> 8080"
+    outside = "LoadBalancer Service frontend-external: port 80 -> 8080"
+    props = {"ports": ["8080"], "exposure": [inside, outside],
+             "attribute_refs": [f"exposure|{inside}|k8s/frontend.yaml#L109@abc1234",
+                                f"exposure|{outside}|k8s/frontend.yaml#L122@abc1234"]}
+    assert wanted("How is frontend exposed?") == {"exposure"}
+    assert wanted("Which port does frontend expose?") == {"port", "exposure"}
+    got = rank("How is frontend exposed?", [frontend], [], {frontend["ceid"]: props})
+    assert [g["value"] for g in got] == [outside, inside]
+    cites = c.Citations()
+    text = c.attributes([{"subject": frontend, "stated": got}], cites)
+    assert text.startswith(f"frontend: {outside}[1]. Also recorded: {inside}[2]")
+    assert cites.items[0]["evidence_ref"] == "k8s/frontend.yaml#L122@abc1234"
+    # Compose: a port published on the host is how it is reached
+    ui = {"ceid": "service:ui", "name": "ui", "label": "Service", "mention": "ui"}
+    published = {"ports": ["8888:8080"],
+                 "attribute_refs": ["port|8888:8080|docker-compose.yml#L12@abc1234"]}
+    got = rank("How is ui exposed?", [ui], [], {ui["ceid"]: published})
+    assert [g["value"] for g in got] == ["published on the host as 8888:8080"]
+
+
 def test_how_a_service_is_deployed_is_the_files_that_deploy_it() -> None:
     """Its manifests (the shallowest first: the main deployment before an extra's), named by
     what reads them, each cited where it declares the service; its Helm chart where the chart

@@ -355,3 +355,67 @@ def test_the_image_is_the_containers_not_the_init_containers(tmp_path: Path) -> 
     loadgen = next(n for n in batch.nodes if n.ceid == "service:loadgen")
     assert loadgen.props["image"] == "example/loadgen:1"
     assert _edge(batch, "service:loadgen", "service:frontend").type == "CALLS"
+
+
+EXPOSED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: frontend
+spec:
+  selector:
+    matchLabels:
+      app: frontend
+  template:
+    metadata:
+      labels:
+        app: frontend
+    spec:
+      containers:
+      - name: server
+        image: example/frontend:1
+        ports:
+        - containerPort: 8080
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: frontend
+spec:
+  type: ClusterIP
+  selector:
+    app: frontend
+  ports:
+  - name: http
+    port: 80
+    targetPort: 8080
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: frontend-external
+spec:
+  type: NodePort
+  selector:
+    app: frontend
+  ports:
+  - name: http
+    port: 80
+    targetPort: 8080
+    nodePort: 30001
+"""
+
+
+def test_the_services_selecting_a_workload_say_how_it_is_reached(tmp_path: Path) -> None:
+    """Online Boutique's frontend: a ClusterIP Service and an external one (NodePort here),
+    each port read as "80 -> 8080" at its ``port`` line."""
+    repo = init_repo(tmp_path / "r")
+    commit = commit_tree(repo, {"k8s/frontend.yaml": EXPOSED}, "c", "2024-01-01T00:00:00Z")
+    node = next(n for n in batch_at(repo).nodes if n.ceid == "service:frontend")
+    assert node.props["exposure"] == [
+        "ClusterIP Service frontend (inside the cluster only): port 80 -> 8080",
+        "NodePort Service frontend-external: port 80 -> 8080, node port 30001"]
+    refs = {r.split("|")[1]: r.rsplit("|", 1)[1] for r in node.props["attribute_refs"]
+            if r.startswith("exposure|")}
+    assert refs == {node.props["exposure"][0]: f"k8s/frontend.yaml#L30@{commit[:7]}",
+                    node.props["exposure"][1]: f"k8s/frontend.yaml#L43@{commit[:7]}"}

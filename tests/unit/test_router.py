@@ -75,6 +75,8 @@ def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
     ("What is the image of catalogue-db?", Intent.ATTRIBUTES),
     ("What is the docker image of payment?", Intent.ATTRIBUTES),
     ("Which docker image does redis-cart use?", Intent.ATTRIBUTES),
+    ("How is frontend exposed?", Intent.ATTRIBUTES),
+    ("Is front-end exposed outside the cluster?", Intent.ATTRIBUTES),
     ("What is the reason we use Kafka?", Intent.DECISION_RATIONALE),
     ("Who took over checkout and when?", Intent.WHEN),
     ("Which commit removed legacy-coupons?", Intent.WHEN),

@@ -117,7 +117,18 @@ def title(lines: list[Line]) -> tuple[str, int] | None:
     if found is not None:
         return found
     heads = headings(lines)
-    return (heads[0][2], heads[0][0]) if heads else None
+    return (heading_text(heads[0][2]), heads[0][0]) if heads else None
+
+
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_EMPTY_LINK = re.compile(r"\[\s*\]\([^)]*\)")
+
+
+def heading_text(text: str) -> str:
+    """A heading as it names the page: without the badges, images and HTML after the name
+    ("# GSP [![IRC](badge.svg)]() <img src="gsp.png">" is "GSP")."""
+    cleaned = " ".join(_TAG.sub(" ", _EMPTY_LINK.sub(" ", _IMAGE.sub(" ", text))).split())
+    return cleaned or text
 
 
 def project_title(lines: list[Line]) -> tuple[str, int] | None:
@@ -142,7 +153,7 @@ def project_title(lines: list[Line]) -> tuple[str, int] | None:
             alt = (named, no)
     for no, level, text in heads:
         if level == 1:
-            return text, no
+            return heading_text(text), no
     return alt
 
 

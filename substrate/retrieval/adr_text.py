@@ -40,6 +40,8 @@ _LINK_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+!?\[[^\]]*\]\([^)]*\)\s*$"
                         # a line that is only pictures ("![Sock Shop frontend](shot.png)"):
                         # its alt text says what it shows, no sentence of the page
                         r"|^\s*(?:\[?!\[[^\]]*\]\([^)]*\)(?:\]\([^)]*\))?\s*)+$")
+# a reference-style link's definition, at the foot of a record: "[Docker Hub]: https://..."
+_LINK_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*\S+")
 _CONTENTS = re.compile(r"^(?:table of )?contents$|^toc$", re.I)
 # emphasis marks: * and ` anywhere, _ only at a word's edge (snake_case names keep theirs)
 _EMPHASIS = re.compile(r"[*`]{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w)")
@@ -170,6 +172,8 @@ def sentences(text: str, title_line: int, title: str = "", every_section: bool =
             continue
         if every_section and (line.lstrip().startswith("<") or _LINK_ONLY.match(line)):
             continue  # HTML (images, centring) and navigation (a list item that is one link)
+        if _LINK_DEFINITION.match(line):  # "[Docker Hub]: https://hub.docker.com/": no text
+            continue
         m = _HEADING.match(line)
         if m and every_section:  # the page's title (a first "# ...") names no section
             section = "" if len(m.group(1)) == 1 and not headed else clean(m.group(2))

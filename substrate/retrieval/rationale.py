@@ -285,6 +285,20 @@ async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
     return None
 
 
+# a question about leaving what a record decided, or about what holds now: the record that
+# superseded it answers ("why did we move away from ECR?" is ADR 28's, not ADR 12's)
+_IN_FORCE = re.compile(r"\b(?:move[ds]?|moving|switch(?:ed|es|ing)?|migrat\w+)\s+(?:away\s+)?"
+                       r"(?:from|off)\b|\b(?:stop(?:ped)?|quit)\s+using\b|\bmove[ds]?\s+away\b"
+                       r"|\breplac(?:e|ed|es|ing)\b|\bno\s+longer\b|\bin\s+force\b"
+                       r"|\b(?:currently|now)\b|\bcurrent\s+(?:decision|approach|policy|choice)",
+                       re.I)
+
+
+def asks_in_force(question: str) -> bool:
+    """"Why did we move away from ECR?", "what do we use for CI now?": the record in force."""
+    return _IN_FORCE.search(question) is not None
+
+
 async def in_force(ctx: SearchContext, quoted: StrategyResult | None,
                     reranker: Any) -> StrategyResult | None:
     """The record in force in place of a superseded one ("what are the team's core

@@ -141,6 +141,9 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     # a record named by its number ("what does ADR 21 decide about dependency updates?") is
     # about that record, whatever else the question names
     (_I.DECISION_RATIONALE, 0.9, r"\b(?:adr|decision\s+record)[-\s#]*0*\d{1,4}\b"),
+    # "what is the status of the decision to host GSP on EKS?": a record's status
+    (_I.DECISION_RATIONALE, 0.95, r"\bstatus\s+of\s+(?:the\s+|our\s+)?(?:decision|adr|record"
+                                  r"|architecture\s+decision)s?\b"),
     (_I.TEMPORAL, 0.85, r"\bwhat\s+(?:has\s+)?changed\b"
                         r"|\bchanges?\s+(?:since|between|before|after)\b"),
     (_I.TEMPORAL, 0.8, r"\bstate\s+of\s+the\s+graph\b|\bpoint[-\s]in[-\s]time\b"),
@@ -155,8 +158,8 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                        r"(?:outage|incident|deploy\w*|release|rollout)\b"),
     (_I.TEMPORAL, 0.5, r"\b(?:diff|delta|history|timeline)\b"),
     (_I.TEMPORAL, 0.35, r"\bas\s+of\b|\bat\s+the\s+time\b"),
-    (_I.ATTRIBUTES, 0.85, r"\b(?:address(?:es)?|host\s?names?|hosts?|ports?|urls?|endpoints?"
-                          r"|connection\s+strings?|uris?|dsn)\b"),
+    (_I.ATTRIBUTES, 0.85, r"\b(?:address(?:es)?|host\s?names?|(?<!\bto )hosts?|ports?|urls?"
+                          r"|endpoints?|connection\s+strings?|uris?|dsn)\b"),
     # a question that opens asking for the value ("what is the address of sqldata used by
     # ordering-api?") is about the value, whatever the relation words after it
     (_I.ATTRIBUTES, 0.95, r"^\W*(?:what|which)(?:\s+is|\s+are|'s)\s+(?:the\s+)?(?:[\w.-]+'s\s+)?"

@@ -40,7 +40,7 @@ from substrate.retrieval.linking import link_entities, named_seeds
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
 from substrate.retrieval.page_quotes import TEXT_TOP, asks_how_to, quoted_page
-from substrate.retrieval.rationale import rationale, unasked
+from substrate.retrieval.rationale import asks_in_force, in_force, rationale, unasked
 from substrate.retrieval.registry import (
     RISK_PLAN,
     STRATEGIES,
@@ -279,6 +279,8 @@ async def search(ctx_factory: Callable[..., SearchContext], query: str,
         dated = await decisions_by_date(ctx) if listed is None else None  # "the latest ADR"
         quoted = await rationale(ctx, fused, reranker) \
             if listed is None and dated is None else None
+        if quoted is not None and asks_in_force(query):  # "why did we move away from X?"
+            quoted = await in_force(ctx, quoted, reranker)
         results = results if quoted is None else {**results, "rationale": quoted}
         results = results if listed is None else {**results, "decision_mentions": listed}
         results = results if dated is None else {**results, "decision_recent": dated}

@@ -91,7 +91,8 @@ async def window_changes(ctx: SearchContext) -> StrategyResult:
     start, end, phrase = window
     _, snaps, entries = await temporal.changes(ctx.settings, ctx.reader, ctx.scope, start, end,
                                                load_ontology(), strict=False, pool=ctx.pool)
-    entries = sorted((e for e in entries if e["change"] != "transient"), key=_rank)
+    entries = sorted((e for e in entries if e["change"] != "transient" and not _internal(e)),
+                     key=_rank)
     focus = _focus(ctx.query)
     if focus is not None:  # "which decisions were added", "what changed in code ownership"
         kept = [e for e in entries if (e.get("label") or e.get("type")) in focus]
@@ -123,6 +124,13 @@ async def window_changes(ctx: SearchContext) -> StrategyResult:
 
 
 ABOUT_LABELS = ("Service", "Infrastructure", "Team", "Module")
+# how a page is stored (its chunks, their order and similarity, community membership): no
+# change a reader asked about ("62 changes" in June 2019 were 47 chunk edges of 6 new ADRs)
+INTERNAL_TYPES = frozenset({"HAS_CHUNK", "SEQUENCE", "SIMILAR_TO", "IN_COMMUNITY"})
+
+
+def _internal(entry: dict[str, Any]) -> bool:
+    return entry.get("type") in INTERNAL_TYPES or entry.get("label") in ("Chunk", "Community")
 
 
 def _touches(entry: dict[str, Any], ids: set[str]) -> bool:

@@ -112,13 +112,17 @@ def entropy(text: str) -> float:
 
 
 _SEPARATORS = re.compile(r"[/_.=+-]+")
-_WORDLIKE = re.compile(r"^(?:[A-Za-z]{1,12}|\d{1,12})$")
+# a word, a number, or a word numbered ("ADR003", "v1beta1", "RFC0042")
+_WORDLIKE = re.compile(r"^(?:[A-Za-z]{1,32}|\d{1,12}"
+                       r"|[A-Za-z]{1,8}\d{1,6}(?:[A-Za-z]{1,8}\d{0,6})?)$")
 
 
 def _is_words(text: str) -> bool:
-    """A path or a slug of words: three or more parts, each letters only or digits only
-    ("docs/architecture/decisions/0021-give-fastly-CNAME-records-a-TTL-of-300", a branch
-    "cisagov/za/1154-create-ADR-gconnpool"); a random token's parts mix both."""
+    """A path or a slug of words: three or more parts, each letters only, digits only or a
+    word and its number ("docs/architecture/decisions/0021-give-fastly-CNAME-records-a-TTL-
+    of-300", a branch "cisagov/za/1154-create-ADR-gconnpool", alphagov/gsp's
+    "docs/architecture/adr/ADR003-container-orchestration"); a random token's parts mix
+    letters and digits at random."""
     parts = [p for p in _SEPARATORS.split(text) if p]
     return len(parts) >= 3 and all(_WORDLIKE.match(p) for p in parts)
 

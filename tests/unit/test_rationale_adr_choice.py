@@ -9,6 +9,7 @@ from typing import Any
 
 from substrate.retrieval.rationale import (
     TITLE_MARGIN,
+    asks_in_force,
     by_title,
     content_words,
     on_topic,
@@ -134,3 +135,13 @@ def test_a_question_in_the_graphs_own_words_is_no_records_topic() -> None:
     assert not on_topic("list services with no owner", readme)
     assert on_topic("How is the wishlist service deployed?", readme | {
         "quotes": [{"text": "The wishlist service is deployed with Helm."}]})
+
+
+def test_leaving_a_decision_or_asking_what_holds_now_asks_for_the_record_in_force() -> None:
+    for q in ("Why did we move away from ECR?", "Why did we stop using Jenkins?",
+              "Why was Swarm replaced?", "What do we use for CI now?",
+              "Why did we switch from Travis to GitHub Actions?", "Why did we migrate off Heroku?"):
+        assert asks_in_force(q), q
+    for q in ("Why did we choose ECR?", "Why did FAC switch to a unified Django web app?",
+              "What was decided about logging?"):
+        assert not asks_in_force(q), q

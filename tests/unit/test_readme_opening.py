@@ -4,7 +4,7 @@ images and link lines, never a section's paragraph."""
 from __future__ import annotations
 
 from substrate.connectors.designdocs import opening_lines, project_names
-from substrate.connectors.markdown import parse_markdown, project_title, title
+from substrate.connectors.markdown import heading_text, parse_markdown, project_title, title
 
 
 def opening(text: str) -> list[int]:
@@ -104,3 +104,12 @@ def test_a_project_answers_to_its_title_and_to_the_name_before_its_tagline() -> 
         "FAC: Federal Audit Clearinghouse", "FAC"]
     assert project_names("manage.get.gov") == ["manage.get.gov"]
     assert project_names("Kubernetes-native app") == ["Kubernetes-native app"]  # no tagline
+
+
+def test_a_headings_badges_and_html_are_not_the_pages_name() -> None:
+    """alphagov/gsp: "# GSP [![IRC](...)]() <img ... alt="gsp">" is titled GSP."""
+    text = ('# GSP [![IRC](https://img.shields.io/badge/k8s-v1.14-0099ef.svg)]() '
+            '<img align="right" src="./docs/assets/gsp.png" alt="gsp" width="30%">\n\n'
+            "GSP is a Kubernetes distribution.\n")
+    assert title(parse_markdown(text).body) == ("GSP", 1)
+    assert heading_text("Plain title") == "Plain title"

@@ -39,7 +39,7 @@ from substrate.retrieval.history_facts import when_results
 from substrate.retrieval.linking import link_entities, named_seeds
 from substrate.retrieval.mentions import entity_candidates
 from substrate.retrieval.nl_cypher import hook as nl_cypher
-from substrate.retrieval.page_quotes import TEXT_TOP, asks_how_to, quoted_page
+from substrate.retrieval.page_quotes import TEXT_TOP, asks_how_to, asks_what_it_is, quoted_page
 from substrate.retrieval.rationale import asks_in_force, in_force, rationale, unasked
 from substrate.retrieval.registry import (
     RISK_PLAN,
@@ -160,7 +160,8 @@ async def _quoted(ctx: SearchContext, fused: list[Hit], reranker: Any, intent: I
                                                               text_hits=text_hits))]
     if intent is not Intent.DECISION_RATIONALE:
         tries.insert(0, ("decision_rationale", unasked))
-    if asks_how_to(ctx.query):
+    if asks_how_to(ctx.query) or (asks_what_it_is(ctx.query) and any(
+            s.get("label") == "Repository" for s in ctx.seeds)):  # "what is GSP?": its README
         tries.reverse()
     for answered_as, find in tries:
         found = await find(ctx, fused, reranker)

@@ -56,6 +56,21 @@ vulnerabilities, which our users need.
 
 We will run our own registry with Docker Distribution, Notary and Clair instead of ECR.
 """
+LOCAL = """\
+# ADR018: GSP Local Development Environment
+
+## Status
+
+Accepted
+
+## Context
+
+Teams using GSP need to develop and test applications on local hardware.
+
+## Decision
+
+We will provide a way to run a full GSP compatible stack locally on a developer machine.
+"""
 ADRS = "docs/architecture/adr"
 
 
@@ -63,6 +78,7 @@ ADRS = "docs/architecture/adr"
 def tenant(stack: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     files = {f"{ADRS}/ADR012-docker-image-repositories.md": OLD,
              f"{ADRS}/ADR028-container-tools.md": NEW,
+             f"{ADRS}/ADR018-local-development-environment.md": LOCAL,
              "README.md": "# GSP\n\nGSP is a Kubernetes distribution for digital services.\n"}
     with repo_tenant(stack, tmp_path_factory.mktemp("gsp"), "t-inforce", files) as name:
         yield name
@@ -90,3 +106,12 @@ def test_a_records_status_is_a_decision_question(stack: Settings, tenant: str) -
     body = ask(stack, tenant, "What is the status of the decision to host images on ECR?")
     assert body["route"]["intent"] == "decision_rationale", body["route"]
     assert "superseded" in body["answer"], body["answer"]
+
+
+def test_what_the_project_is_comes_from_its_readme_before_a_record_naming_it(
+        stack: Settings, tenant: str) -> None:
+    """"What is GSP?": ADR 18's title says GSP too, and a record matching first used to
+    answer; the question names the project (the README's title), whose README answers."""
+    answer = ask(stack, tenant, "What is GSP?")["answer"]
+    assert answer.startswith('README.md ("GSP") says: "GSP is a Kubernetes distribution for '
+                             'digital services."'), answer

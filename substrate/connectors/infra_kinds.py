@@ -41,15 +41,32 @@ _BESIDE = frozenset({
 JOINED = ("ql", "db", "local", "server")
 
 
+def infra_product(image: str | None) -> str | None:
+    """The datastore or broker product a container image runs ("mongo:3.4" -> mongo,
+    "bitnami/rabbitmq:3.12" -> rabbitmq); ``None`` when it names none (or runs beside one)."""
+    words = _image_words(image)
+    if not words or words & _BESIDE:
+        return None
+    for names in KINDS.values():
+        for w in names:
+            if w in words or any(f"{w}{j}" in words for j in JOINED):
+                return w
+    return None
+
+
+def _image_words(image: str | None) -> set[str]:
+    if not image:
+        return set()
+    path = image.split("@")[0].lower()
+    path = path.rsplit(":", 1)[0] if ":" in path.rsplit("/", 1)[-1] else path
+    return set(WORD.findall(path.split("/", 1)[-1] if "." in path.split("/")[0] else path))
+
+
 def infra_kind(image: str | None) -> str | None:
     """Infrastructure kind of a container image, ``None`` for an application image (and for
     a tool that runs beside a datastore: ``_BESIDE``)."""
-    if not image:
-        return None
-    path = image.split("@")[0].lower()
-    path = path.rsplit(":", 1)[0] if ":" in path.rsplit("/", 1)[-1] else path
-    words = set(WORD.findall(path.split("/", 1)[-1] if "." in path.split("/")[0] else path))
-    if words & _BESIDE:
+    words = _image_words(image)
+    if not words or words & _BESIDE:
         return None
     for kind, names in KINDS.items():
         if any(w in words or any(f"{w}{j}" in words for j in JOINED) for w in names):

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from substrate.connectors.infra_kinds import infra_product
+
 Citation = dict[str, Any]
 
 
@@ -205,7 +207,9 @@ def system_overview(fact: dict[str, Any], cites: Citations) -> str:
                                                else "")
 
     def component(e: dict[str, Any]) -> str:
-        what = e.get("kind") or e.get("image")
+        """"carts-db (database: mongo)": its kind and the product its image runs."""
+        what, product = e.get("kind") or e.get("image"), infra_product(e.get("image"))
+        what = f"{what}: {product}" if e.get("kind") and product else what
         return f"{name(e['entity'])}" + (f" ({what})" if what else "")
 
     def more(items: list[Any]) -> str:

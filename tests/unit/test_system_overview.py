@@ -59,7 +59,7 @@ def test_the_overview_facts_and_text() -> None:
     text = system_overview(fact, cites)
     assert text == (
         "The system holds 2 service(s) and 1 infrastructure component(s). Services: api (Go): "
-        "The public API.[1]; orders. Infrastructure: db (database). Connections: api -> "
+        "The public API.[1]; orders. Infrastructure: db (database: postgres). Connections: api -> "
         "orders[2], db[3]; orders -> db[4]. Depended on most: db (2), orders (1).")
     assert cites.items[0]["evidence_ref"] == "api/README.md#L3@abc1234"
     assert system_overview(summarise([]), Citations()).startswith("No service")

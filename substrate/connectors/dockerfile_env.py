@@ -1,5 +1,5 @@
-"""Addresses a service's own Dockerfile sets as the defaults of its environment, and the
-configuration files it copies into its image.
+"""Addresses a service's own Dockerfile sets as the defaults of its environment, the ports it
+exposes, and the configuration files it copies into its image.
 
 A service image often carries its peers' names as ``ENV`` defaults (an nginx front end's
 ``ENV CATALOGUE_HOST=catalogue USER_HOST=user ...`` that its proxy configuration reads), and
@@ -9,6 +9,9 @@ folder is read with ``dockerfile-parse``; the ``ENV`` instructions of its final 
 lines). A variable the deployment also sets (the entity's ``env``) is left to the deployment:
 that value is the one the service runs with. The manifest reader treats the rest like
 environment variables (``via: dockerfile``).
+
+The final stage's ``EXPOSE`` ports are the service's own ports when no deployment states any
+(``EXPOSE 8080``: what the service listens on).
 
 A configuration file of the service's folder that the final stage copies into the image
 (``COPY nginx.conf /etc/nginx/conf.d/default.conf`` with its ``proxy_pass http://api:8000;``)
@@ -91,6 +94,29 @@ def env_defaults(text: str, path: str) -> list[tuple[str, Fact]]:
             out.append((key, Fact(value, path, _line_of(key, lines, step["startline"],
                                                          step["endline"]))))
     return out
+
+
+_PORT = re.compile(r"^(\d{1,5})(?:/(?:tcp|udp))?$", re.I)
+
+
+def exposed_ports(text: str, path: str) -> list[Fact]:
+    """The ports the final stage ``EXPOSE``s ("EXPOSE 8080", "EXPOSE 80/tcp 443"), each at
+    its instruction's first line; a variable (``EXPOSE $PORT``) is none."""
+    out: list[Fact] = []
+    for step in _final_stage(text):
+        if step["instruction"] != "EXPOSE":
+            continue
+        for word in str(step["value"]).split():
+            found = _PORT.match(word)
+            if found:
+                out.append(Fact(found.group(1), path, step["startline"] + 1))
+    return out
+
+
+def dockerfile_ports(snap: GitSnapshot, folder: str) -> list[Fact]:
+    """The ports the service's own Dockerfile (``folder``: its source) exposes."""
+    path = dockerfile_path(folder)
+    return exposed_ports(snap.read(path), path) if snap.exists(path) else []
 
 
 def _line_of(key: str, lines: list[str], start: int, end: int) -> int:

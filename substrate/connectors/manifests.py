@@ -40,7 +40,12 @@ from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
 from substrate.connectors.app_config import app_config_values, is_app_config_path
 from substrate.connectors.cmdline import arg_addresses
 from substrate.connectors.compose import ComposeService, read_compose
-from substrate.connectors.dockerfile_env import copied_configs, dockerfile_path, dockerfile_values
+from substrate.connectors.dockerfile_env import (
+    copied_configs,
+    dockerfile_path,
+    dockerfile_ports,
+    dockerfile_values,
+)
 from substrate.connectors.endpoints import HostRef, hosts_in
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.infra_kinds import SECRET, kind_of, redact
@@ -340,6 +345,11 @@ def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) 
         for key, fact in app_config_values(snap, folder, candidates) if candidates else ():
             reader.env_edges(item, key, fact, {"via": "app_config", "var": key,
                                                "config_file": fact.path})
+        if not item.entity.props.get("ports"):  # no deployment says: what the image exposes
+            exposed = dockerfile_ports(snap, folder)
+            union(item.entity.props, "ports", [p.value for p in exposed])
+            union(item.entity.props, "attribute_refs",
+                  [f"port|{p.value}|{reader.ref(p)}" for p in exposed])
         deployed = frozenset(str(e).split("=", 1)[0] for e in item.entity.props.get("env") or ())
         for key, fact in dockerfile_values(snap, folder, deployed):
             reader.env_edges(item, key, fact, {"via": "dockerfile", "var": key,

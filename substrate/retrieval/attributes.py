@@ -208,9 +208,6 @@ def _score(c: dict[str, Any], want: set[str], terms: set[str], side: int, pair: 
         score += 3 if pair else 0
         score += 1 if (side > 0 and c["outgoing"] and not own_port) \
             or (side < 0 and not c["outgoing"]) else 0
-        # "which port does frontend listen on?": a peer's port that frontend calls is not
-        # frontend's, not even "also recorded"
-        score -= 2 if side < 0 and c["outgoing"] and not pair else 0
     else:
         score += 1 if side <= 0 or own_port else 0
         score += 2 if host_side and c.get("own") else 0
@@ -241,6 +238,9 @@ def rank(question: str, seeds: list[dict[str, Any]], rows: list[dict[str, Any]],
         found += _edge_candidates(row)
     if not pair:
         found += node_values(subject, nodes.get(subject["ceid"]) or {})
+    if side < 0 and not pair:  # "which port does frontend listen on?": a peer frontend
+        # calls has its own port and address, never frontend's, not even "also recorded"
+        found = [c for c in found if c.get("edge") is None or not c["outgoing"]]
     for c in found:
         c["score"] = _score(c, want, terms, side, pair, host_side, listen)
     if want == {"description"} and not any(c["attr"] == "description" for c in found):

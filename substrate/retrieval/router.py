@@ -83,6 +83,11 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.8, r"\bdependenc(?:y|ies)\b"),
     (_I.DEPENDENCY, 0.7, r"\b(?:relies|rely|relying)\s+on\b"),
     (_I.DEPENDENCY, 0.6, r"\bwhat\s+(?:does|did|do)\s+.+?\s+(?:use|call|need|require)\b"),
+    # "what does the payment service call?": what it calls ("service call" is no caller cue)
+    (_I.DEPENDENCY, 0.85, r"^\W*(?:what|which\s+\w+)\s+(?:does|did|do)\s+(?:the\s+)?"
+                          r"(?!(?:we|i|you|they|us)\b)[\w.-]+"
+                          r"(?:\s+(?:service|svc|api|app|application|function|module))?\s+"
+                          r"(?:call|invoke|use)\W*$"),
     # "which database does X use", "what broker did X use on <date>": X's dependencies
     (_I.DEPENDENCY, 0.7, r"\b(?:which|what)\s+(?:\w+\s+){1,2}(?:does|did|do)\s+.+?\s+"
                          r"(?:use|call|need|require|talk\s+to|connect\s+to)\b"),
@@ -304,6 +309,11 @@ def _match_cues(question: str, time: TimeScope) -> list[Cue]:
         if not any(k[0] == intent and k[2].start() < m.end() and m.start() < k[2].end()
                    for k in kept):
             kept.append((intent, w, m))
+    # a dependency cue matching the whole question ("what does the payment service call?")
+    # reads it whole: a caller cue inside it ("service call") is no reversal
+    whole = [k[2] for k in kept if k[0] is Intent.DEPENDENCY and k[2].start() == 0
+             and k[2].end() == len(question)]
+    kept = [k for k in kept if k[0] is not Intent.CALLERS or not whole]
     reverse = [k[2] for k in kept if k[0] is Intent.CALLERS]
     kept = [k for k in kept if k[0] is not Intent.DEPENDENCY  # the callee is named: reversed
             or not any(r.start() < k[2].end() and k[2].start() < r.end() for r in reverse)]

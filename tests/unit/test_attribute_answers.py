@@ -203,6 +203,13 @@ def test_the_port_a_service_listens_on_is_its_own_never_a_peer_it_calls() -> Non
     got = rank("Which port does frontend listen on?", [frontend], rows,
                {frontend["ceid"]: props})
     assert [g["value"] for g in got] == ["8080", "80"]  # adservice's 9555 is not frontend's
+    # Robot Shop's shipping: its Dockerfile's CART_ENDPOINT=cart:8080 is the only port
+    # recorded near it, and it is cart's: nothing answers, rather than that
+    shipping = {"ceid": "service:shipping", "name": "shipping", "label": "Service",
+                "mention": "shipping"}
+    cart = {"ceid": "service:cart", "name": "cart", "label": "Service"}
+    assert rank("Which port does shipping listen on?", [shipping],
+                [edge(cart, True, "cart:8080", "8080")], {}) == []
     # how callers reach it: the port they use first
     got = rank("What is the address of frontend?", [frontend], rows, {frontend["ceid"]: props})
     assert got[0]["value"] == "frontend:80"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from substrate.connectors.dockerfile_env import env_defaults
+from substrate.connectors.dockerfile_env import env_defaults, exposed_ports
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.path_filter import is_relevant
 from substrate.demo.gitwriter import commit_tree, init_repo
@@ -94,3 +94,24 @@ def test_a_config_file_copied_into_the_image_names_peers(tmp_path: Path) -> None
     edges = {(e.dst, e.evidence_ref, e.props.get("via")) for e in batch_at(repo).edges
              if e.src == "service:frontend" and e.type == "CALLS"}
     assert edges == {("service:api", f"frontend/nginx.conf#L4@{sha}", "image_config")}
+
+
+def test_the_ports_an_image_exposes_are_its_own_when_no_deployment_states_any(
+        tmp_path: Path) -> None:
+    """Robot Shop's shipping: "EXPOSE 8080" and no port in its Compose service; a service
+    whose Compose service publishes a port keeps that one."""
+    assert [(f.value, f.line) for f in exposed_ports(
+        "FROM node:20\nEXPOSE 8080/tcp 9090\nEXPOSE $PORT\n", "x/Dockerfile")] == [
+            ("8080", 2), ("9090", 2)]
+    assert exposed_ports(DOCKERFILE, "web/Dockerfile")[0].line == 6  # the final stage's
+    repo = tmp_path / "r"
+    init_repo(repo)
+    compose = ("services:\n  shipping:\n    build: shipping\n"
+               "  web:\n    build: web\n    ports:\n      - 8081:8080\n")
+    sha = commit_tree(repo, {"docker-compose.yml": compose,
+                             "shipping/Dockerfile": "FROM openjdk:17\nEXPOSE 8080\n",
+                             "web/Dockerfile": DOCKERFILE}, "init", "2026-01-01T00:00:00Z")[:7]
+    nodes = {n.ceid: n.props for n in batch_at(repo).nodes}
+    assert nodes["service:shipping"]["ports"] == ["8080"]
+    assert f"port|8080|shipping/Dockerfile#L2@{sha}" in nodes["service:shipping"]["attribute_refs"]
+    assert nodes["service:web"]["ports"] == ["8081:8080"]

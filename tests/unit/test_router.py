@@ -76,6 +76,8 @@ def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
     ("What is the docker image of payment?", Intent.ATTRIBUTES),
     ("Which docker image does redis-cart use?", Intent.ATTRIBUTES),
     ("How is frontend exposed?", Intent.ATTRIBUTES),
+    ("What does the payment service call?", Intent.DEPENDENCY),  # "service call": no caller
+    ("What services call the payment service?", Intent.CALLERS),
     ("Is front-end exposed outside the cluster?", Intent.ATTRIBUTES),
     ("What is the reason we use Kafka?", Intent.DECISION_RATIONALE),
     ("Who took over checkout and when?", Intent.WHEN),

@@ -204,10 +204,14 @@ def _score(c: dict[str, Any], want: set[str], terms: set[str], side: int, pair: 
         target = edge.get("target") or {}
         about = _about(_words(str(target.get("name") or "")) | _words(str(edge.get("image")
                        or "")) | _words(c["value"]), edge.get("kind"))
-        score += 2 if terms & about else 0
+        named = bool(terms & about)  # the question names the peer or its kind
+        score += 2 if named else 0
         score += 3 if pair else 0
         score += 1 if (side > 0 and c["outgoing"] and not own_port) \
             or (side < 0 and not c["outgoing"]) else 0
+        # "which port does frontend listen on?": a port frontend calls is a peer's (unless
+        # the question names that peer's kind: "the database URL of app" is app's setting)
+        score -= 2 if side < 0 and c["outgoing"] and not pair and not named else 0
     else:
         score += 1 if side <= 0 or own_port else 0
         score += 2 if host_side and c.get("own") else 0
@@ -238,8 +242,9 @@ def rank(question: str, seeds: list[dict[str, Any]], rows: list[dict[str, Any]],
         found += _edge_candidates(row)
     if not pair:
         found += node_values(subject, nodes.get(subject["ceid"]) or {})
-    if side < 0 and not pair:  # "which port does frontend listen on?": a peer frontend
-        # calls has its own port and address, never frontend's, not even "also recorded"
+    if listen and side < 0 and not pair:  # "which port does frontend listen on?": a peer
+        # frontend calls has its own port and address, never frontend's, not even "also
+        # recorded" ("the virus scan URL of web" is web's own setting: an outgoing edge's)
         found = [c for c in found if c.get("edge") is None or not c["outgoing"]]
     for c in found:
         c["score"] = _score(c, want, terms, side, pair, host_side, listen)

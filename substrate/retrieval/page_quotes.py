@@ -179,20 +179,32 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker,
 
 def with_command(chosen: list[Sentence], best: Sentence,
                  page: list[tuple[Sentence, bool]]) -> list[Sentence]:
-    """How-to quotes holding no command, with the first command among the ``COMMAND_REACH``
-    sentences after the best one in its section (``page``: the page's sentences in order,
-    each with whether it holds a command): "A convenience script is provided to make it
-    easier to run the load generator" goes on "Run the following command ...: bash
-    scripts/run-docker.sh --help"."""
-    if any(command for s, command in page if s in chosen):
-        return chosen
-    at = next((k for k, (s, _) in enumerate(page) if s is best), None)
+    """How-to quotes with the command they lead to (``page``: the page's sentences in order,
+    each with whether it holds a command): quotes holding none go on to the first command
+    among the ``COMMAND_REACH`` sentences after the best one in its section ("A convenience
+    script is provided to make it easier to run the load generator" goes on "Run the
+    following command ...: bash scripts/run-docker.sh --help"); then, holding one, they go
+    on to the next step, the next command within that reach of their last one in its section
+    (Robot Shop's "You can run it locally for testing", then "pull down those images first
+    using: docker-compose pull", then "Fire up Stan's Robot Shop with: docker-compose up")."""
+    if not any(command for s, command in page if s in chosen):
+        chosen = _next_command(chosen, best, page)  # the command the best quote leads to
+    commands = [s for s, command in page if command and s in chosen]
+    return _next_command(chosen, max(commands, key=lambda s: s.line), page) if commands \
+        else chosen
+
+
+def _next_command(chosen: list[Sentence], after: Sentence,
+                  page: list[tuple[Sentence, bool]]) -> list[Sentence]:
+    """``chosen`` with the first command among the ``COMMAND_REACH`` sentences after
+    ``after`` in its section, when there is one it lacks."""
+    at = next((k for k, (s, _) in enumerate(page) if s is after), None)
     if at is None:
         return chosen
     for s, command in page[at + 1 : at + 1 + COMMAND_REACH]:
-        if s.section != best.section:
+        if s.section != after.section:
             break
-        if command:
+        if command and s not in chosen:
             return sorted([*chosen, s], key=lambda x: x.line)
     return chosen
 

@@ -215,6 +215,24 @@ def test_the_port_a_service_listens_on_is_its_own_never_a_peer_it_calls() -> Non
     assert got[0]["value"] == "frontend:80"
 
 
+def test_a_setting_of_the_subject_named_by_its_peers_kind_is_its_own() -> None:
+    """manage.get.gov's "What is the database URL of app?" and fac's "What is the virus scan
+    URL of web?": "of X" with the peer's kind or purpose named is X's own setting, not how
+    others reach X (owasp's "-t http://app:8080")."""
+    app = {"ceid": "service:app", "name": "app", "label": "Service", "mention": "app"}
+    db = {"ceid": "infra:db", "name": "db", "label": "Infrastructure"}
+    owasp = {"ceid": "service:owasp", "name": "owasp", "label": "Service"}
+    rows = [edge(db, True, "postgres://user:***@db/app", kind="database"),
+            edge(owasp, False, "http://app:8080")]
+    got = rank("What is the database URL of app?", [app], rows, {})
+    assert got[0]["value"] == "postgres://user:***@db/app"
+    web = {"ceid": "service:web", "name": "web", "label": "Service", "mention": "web"}
+    clam = {"ceid": "service:clamav-rest", "name": "clamav-rest", "label": "Service"}
+    got = rank("What is the virus scan URL of web?", [web],
+               [edge(clam, True, "http://clamav-rest:9000/v2/scan", "9000")], {})
+    assert [g["value"] for g in got] == ["http://clamav-rest:9000/v2/scan"]
+
+
 def test_how_a_service_is_exposed_is_the_way_in_from_outside_first() -> None:
     frontend = {"ceid": "service:frontend", "name": "frontend", "label": "Service",
                 "mention": "frontend"}

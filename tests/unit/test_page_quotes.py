@@ -307,3 +307,19 @@ def test_what_something_is_is_asked_so() -> None:
     assert asks_what_it_is("What does checkout do?")
     assert not asks_what_it_is("What does checkout depend on?")
     assert not asks_what_it_is("How do I run Sock Shop locally?")
+
+
+def test_a_how_to_quote_holding_a_command_goes_on_to_the_next_step() -> None:
+    """Robot Shop's "Run Locally": pull the images, then fire the shop up; the load is a
+    third step, one beyond."""
+    text = ("# Robot Shop\n\n## Run Locally\n\nJust pull down those images first using:\n\n"
+            "```shell\n$ docker-compose pull\n```\n\nFire up Stan's Robot Shop with:\n\n"
+            "```shell\n$ docker-compose up\n```\n\nIf you want to fire up some load as well:\n\n"
+            "```shell\n$ docker-compose -f docker-compose.yaml -f load.yaml up\n```\n")
+    page = _flagged(text)
+    pull, up, load = (s for s, _ in page)
+    assert [flag for _, flag in page] == [True, True, True]
+    assert with_command([pull], pull, page) == [pull, up]
+    intro = replace(pull, text="You can run it locally for testing.", line=3, last=3)
+    assert with_command([intro], intro, [(intro, False), *page]) == [intro, pull, up]
+    assert with_command([pull, up], pull, page) == [pull, up, load]

@@ -218,6 +218,14 @@ def system_overview(fact: dict[str, Any], cites: Citations) -> str:
     text = (f"The system holds {len(services)} service(s) and {len(infra)} infrastructure "
             "component(s)" + (f", and {len(modules)} module(s) of code that no deployment "
                               "names" if modules else "") + ".")
+    projects = fact.get("projects") or []
+    if projects:  # what the README says the whole is, first
+        text = " ".join(f"{p.get('title') or name(p['entity'])}: {p['summary'].rstrip('.')}."
+                        + (cites.cite({"type": "DEFINED", "from": p["entity"]["ceid"],
+                                       "to": p["entity"]["ceid"], "source": "git",
+                                       "evidence_ref": p["description_ref"]})
+                           if p.get("description_ref") else "")
+                        for p in projects[:OVERVIEW_LISTED]) + " " + text
     if services:
         text += (" Services: " + "; ".join(service(e) for e in services[:OVERVIEW_LISTED])
                  + more(services) + ".")

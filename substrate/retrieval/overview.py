@@ -1,6 +1,6 @@
 """"What are the main components of this system?", "what is the architecture?": an overview
-composed from the graph itself (no community summaries, no model): the services with what
-their READMEs and build files say, the datastores and other infrastructure, who calls or
+composed from the graph itself (no community summaries, no model): what the repository's
+README says it is, the services with what their READMEs and build files say, the datastores and other infrastructure, who calls or
 uses whom, and what is depended on most; every part cited at the line that states it."""
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     services: list[dict[str, Any]] = []
     infra: list[dict[str, Any]] = []
     modules: list[dict[str, Any]] = []
+    projects: list[dict[str, Any]] = []  # the repositories, named by their README's title
     links: list[dict[str, Any]] = []
     fan_in: Counter[str] = Counter()
     for row in rows:
@@ -60,6 +61,12 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                    "image": row.get("image"),
                    "description_ref": (str(row["description_ref"]).rsplit("|", 1)[-1]
                                        if row.get("description_ref") else None)}
+        if entity["label"] == "Repository":
+            titles = [str(a) for a in row.get("aliases") or []]
+            if row.get("description"):  # what its README says it is
+                projects.append({**element, "title": titles[0] if titles else None,
+                                 "summary": " ".join(str(row["description"]).split())})
+            continue
         {"Service": services, "Module": modules}.get(entity["label"], infra).append(element)
         seen: set[str] = set()
         for edge in row.get("out") or []:
@@ -69,8 +76,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             seen.add(to)
             fan_in[to] += 1
             links.append({"from": entity, "to": edge["to"], "hop": edge["hop"]})
-    return {"services": services, "infrastructure": infra, "modules": modules,
-            "links": links, "fan_in": dict(fan_in)}
+    return {"projects": projects, "services": services, "infrastructure": infra,
+            "modules": modules, "links": links, "fan_in": dict(fan_in)}
 
 
 async def system_overview(ctx: SearchContext) -> StrategyResult:

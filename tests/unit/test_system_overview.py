@@ -77,3 +77,26 @@ def test_modules_of_code_no_deployment_names_are_listed_too() -> None:
     assert text == ("The system holds 0 service(s) and 0 infrastructure component(s), and 2 "
                     "module(s) of code that no deployment names. Modules: extension "
                     "(JavaScript): Handles payments.[1]; notification (JavaScript).")
+
+
+def test_the_overview_opens_with_what_the_readme_says_the_whole_is() -> None:
+    repo = {"entity": {"ceid": "repo:sock", "name": "sock", "label": "Repository"},
+            "language": None, "kind": None, "image": None,
+            "description": "The application is the user-facing part of an online shop\n"
+                           "that sells socks.",
+            "description_ref": "description|The application ...|README.md#L5@abc1234",
+            "aliases": ["Sock Shop : A Microservice Demo Application", "Sock Shop"], "out": []}
+    fact = summarise([repo, *ROWS])
+    assert [p["title"] for p in fact["projects"]] == ["Sock Shop : A Microservice Demo "
+                                                      "Application"]
+    assert len(fact["services"]) == 2  # the repository is no service
+    cites = Citations()
+    text = system_overview(fact, cites)
+    assert text.startswith("Sock Shop : A Microservice Demo Application: The application is "
+                           "the user-facing part of an online shop that sells socks.[1] The "
+                           "system holds 2 service(s)"), text
+    assert cites.items[0]["evidence_ref"] == "README.md#L5@abc1234"
+    # a repository whose README says nothing of it opens nothing
+    silent = summarise([{**repo, "description": None}, *ROWS])
+    assert silent["projects"] == [] and system_overview(silent, Citations()).startswith(
+        "The system holds")

@@ -1,7 +1,8 @@
 """"What are the main components of this system?", "what is the architecture?": an overview
 composed from the graph itself (no community summaries, no model): what the repository's
-README says it is, the services with what their READMEs and build files say, the datastores and other infrastructure, who calls or
-uses whom, and what is depended on most; every part cited at the line that states it."""
+README says it is, the services with what their READMEs and build files say, the datastores
+and other infrastructure, who calls or uses whom, and what is depended on most; every part
+cited at the line that states it."""
 
 from __future__ import annotations
 

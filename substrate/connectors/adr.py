@@ -77,8 +77,12 @@ def is_adr_folder(directory: str) -> bool:
 
 
 def is_adr_path(path: str) -> bool:
+    """A Markdown record in a decision folder (a numbered one in a ``decisions`` folder of any
+    name), or a numbered file with no extension in a decision folder (rubyforgood/casa's
+    ``0002-disallow-ui-sign-ups``)."""
     directory, name = posixpath.split(path)
-    if not name.lower().endswith((".md", ".markdown")) or _SKIP.match(name):
+    bare = "." not in name and _NUMBERED.match(name) is not None
+    if not (name.lower().endswith((".md", ".markdown")) or bare) or _SKIP.match(name):
         return False
     directory = directory.lower()  # docs/ADR, docs/Decisions as well
     if any(directory == d or directory.endswith("/" + d) for d in ADR_DIRS):

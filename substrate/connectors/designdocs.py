@@ -59,8 +59,10 @@ _VENDORED = frozenset({"node_modules", "vendor", "third_party", ".github", "site
                        "fixtures", "testdata"})  # and test data
 # not prose about the system: release notes, legal and community files, templates to fill in
 # ("docs/adr/template.md", "pull_request_template.md")
-_BOILERPLATE = re.compile(r"^(?:changelog|changes|license|code_of_conduct|security"
-                          r"|contributing|(?:[\w-]*[-_])?template)\.", re.I)
+# no answer to a question about the code (a security policy says how to report a
+# vulnerability, a contributing guide how to run the tests: both are read)
+_BOILERPLATE = re.compile(r"^(?:changelog|changes|license|code_of_conduct"
+                          r"|(?:[\w-]*[-_])?template)\.", re.I)
 MAX_PROSE_DOCS = 200  # per repository, the shallowest first
 MAX_PROSE_CHARS = 200_000
 
@@ -156,6 +158,7 @@ _LAST_SENTENCE = re.compile(r"(?<=[.!?])\s+[^.!?]*:$")
 _MEDIA = re.compile(r"!?\[[^\][]*\]\([^)]*\)|https?://[^\s)]+|<!--.*?-->"
                     r"|<h[1-6]\b[^>]*>.*?</h[1-6]\s*>|</?[a-z][\w-]*\b[^<>]*>", re.I)
 _SUBHEADING = re.compile(r"^\s*#{2,6}\s")
+_A_WORD = re.compile(r"[A-Za-z]{3,}")
 
 
 def opening_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -171,7 +174,7 @@ def opening_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
         start = lines[0][0]
         if any(_SUBHEADING.match(t) for no, t in rest if no < start) and rest is not body:
             return []  # a section began before it
-        raw = paragraph_text(lines)
+        raw = " ".join(" ".join(t for _, t in lines).split())  # whole: a cut badge is none
         said = raw
         for _ in range(3):  # a badge inside a link: "[![CI](.../ci.svg)](.../ci)"
             said = _MEDIA.sub(" ", said)
@@ -180,7 +183,9 @@ def opening_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
         # Log4j advisory**"), not what the code is
         aside = all(t.lstrip().startswith("|") for _, t in lines) \
             or all(t.lstrip().startswith(">") for _, t in lines)
-        if said and not aside \
+        # something said is a word at least: a run of badges cut at the paragraph's length
+        # leaves "[ ](" (rubyforgood/casa's eleven badges)
+        if _A_WORD.search(said) and not aside \
                 and not (_MEDIA.search(raw) and len(said) < 60 and said.endswith(":")):
             return lines  # (passed over: badges only, a table, or "Docs for X: <link>")
         rest = [(no, t) for no, t in rest if no > lines[-1][0]]
@@ -241,13 +246,31 @@ def describe_repository(snap: GitSnapshot, node: NodeRecord) -> None:
     body = parse_markdown(snap.read(path)).body
     _describe_opening(snap, node, path, body)
     named = project_title(body)  # "Sock Shop : A Microservice Demo Application"
-    if named is not None:
-        node.props["aliases"] = project_names(named[0])
+    subject = described_subject(str(node.props.get("description") or ""))
+    aliases = [*(project_names(named[0]) if named is not None else []),
+               *([subject] if subject else [])]
+    if aliases:
+        node.props["aliases"] = list(dict.fromkeys(aliases))
 
 
 # how a project's title goes on after its name: "Sock Shop : A Microservice Demo Application",
 # "Bank of Anthos - a sample bank", "Foo — the fast bar"
 _TITLE_TAIL = re.compile(r"\s+[:\-–—|]\s+|:\s+")
+
+
+# what a README's first sentence says the project is: "CASA (Court Appointed Special
+# Advocate) is a role ...", "**Online Boutique** is a cloud-native ...", not "The application
+# is ..." nor "This repository contains ..."
+_SUBJECT = re.compile(r"^\W*(?!(?:the|this|it|these|we|our|a|an)\b)([A-Z][\w.&'-]*(?:\s+(?:of|for|"
+                      r"and|&|[A-Z][\w.&'-]*)){0,4})\W*(?:\s*\([^)]{1,80}\))?\s+(?:is|are)\s",
+                      re.I)
+
+
+def described_subject(description: str) -> str | None:
+    """The name a README's opening sentence gives its subject, or None."""
+    found = _SUBJECT.match(inline_text(description))
+    name = found.group(1).strip() if found else ""
+    return name if 2 <= len(name) <= 60 and name[0].isupper() else None
 
 
 def project_names(title: str) -> list[str]:

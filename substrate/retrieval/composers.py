@@ -297,7 +297,7 @@ def rationale(fact: dict[str, Any], cites: Citations) -> str:
     for q in fact.get("quotes") or []:
         ref = cites.cite({"evidence_ref": q["evidence_ref"], "type": "QUOTES",
                           "from": adr.get("ceid"), "to": q["section"], "source": "git"})
-        quotes.append(f"{q['section']}: \"{q['text']}\"{ref}")
+        quotes.append((f"{q['section']}: " if q["section"] else "") + f"\"{q['text']}\"{ref}")
     if not quotes:
         return f"{head} was retrieved, but it has no Context, Decision or Consequences text."
     return f"{head}. " + listing(quotes, "", " ")

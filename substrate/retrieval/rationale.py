@@ -229,6 +229,10 @@ def asks_for_records(question: str) -> bool:
                                                                          re.I)
 
 
+# a record's metadata line ("Date: 2021-07-14", "Status: accepted"): no reason
+_METADATA = re.compile(r"^(?:date|status|deciders?|authors?|technical\s+story|tags?)\s*:", re.I)
+
+
 async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
                     ) -> StrategyResult | None:
     """The quotes of the best-ranked ADR, or None when no ADR was retrieved, or when the
@@ -261,7 +265,11 @@ async def rationale(ctx: SearchContext, fused: list[Hit], reranker: Reranker
         read_at = await commit_at(ctx.settings, ctx.scope.tenant, ctx.scope.version,
                                   git_source(props.get("sources")))
         commit = read_at[:7] if read_at else commit
-        found = sentences(str(props["text"]), line, str(row["entity"].get("name") or ""))
+        found = sentences(str(props["text"]), line, str(row["entity"].get("name") or "")) \
+            or [s for s in sentences(str(props["text"]), line, every_section=True)
+                if not _METADATA.match(s.text)]  # a record with no Context/Decision headings
+        # (rubyforgood/casa's "# 1. System tests are preferred ..." then its prose): its
+        # paragraphs, not the next record's
         if not found:
             continue
         outcome = await reranker.rerank(ctx.query, [s.text for s in found], None)

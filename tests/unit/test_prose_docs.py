@@ -98,7 +98,10 @@ def test_a_lowercase_root_readme_describes_too(tmp_path: Path) -> None:
     ("documentation/infra-overview.markdown", True), ("tools/migrate/README.md", True),
     ("docs/design/cache.md", False),  # a design document already
     ("docs/adr/0001-x.md", False), ("docs/postmortems/2026-01-02-db.md", False),
-    ("CHANGELOG.md", False), ("docs/CONTRIBUTING.md", False), ("SECURITY.md", False),
+    ("CHANGELOG.md", False), ("docs/LICENSE.md", False), ("docs/CODE_OF_CONDUCT.md", False),
+    # a security policy and a contributing guide answer questions (how to report a
+    # vulnerability, how to run the tests); a root page other than the README is not read
+    ("docs/CONTRIBUTING.md", True), ("doc/SECURITY.md", True), ("SECURITY.md", False),
     ("docs/adr/template.md", False), ("docs/pull_request_template.md", False),
     ("docs/templates.md", True),
     ("node_modules/x/README.md", False), ("vendor/github.com/x/README.md", False),

@@ -3,7 +3,7 @@ images and link lines, never a section's paragraph."""
 
 from __future__ import annotations
 
-from substrate.connectors.designdocs import opening_lines, project_names
+from substrate.connectors.designdocs import described_subject, opening_lines, project_names
 from substrate.connectors.markdown import heading_text, parse_markdown, project_title, title
 
 
@@ -113,3 +113,16 @@ def test_a_headings_badges_and_html_are_not_the_pages_name() -> None:
             "GSP is a Kubernetes distribution.\n")
     assert title(parse_markdown(text).body) == ("GSP", 1)
     assert heading_text("Plain title") == "Plain title"
+
+
+def test_the_name_a_readmes_opening_sentence_gives_its_subject() -> None:
+    """rubyforgood/casa's README is titled "CASA Project and Organization Overview" and opens
+    "CASA (Court Appointed Special Advocate) is a role ...": "What is CASA?" names it."""
+    assert described_subject("CASA (Court Appointed Special Advocate) is a role fulfilled "
+                             "by a trained volunteer.") == "CASA"
+    assert described_subject("**Online Boutique** is a cloud-native microservices demo "
+                             "application.") == "Online Boutique"
+    assert described_subject("Stan's Robot Shop is a sample microservice application.") \
+        == "Stan's Robot Shop"
+    assert described_subject("The application is the user-facing part of a shop.") is None
+    assert described_subject("This repository contains the platform.") is None

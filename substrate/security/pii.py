@@ -112,19 +112,21 @@ def entropy(text: str) -> float:
 
 
 _SEPARATORS = re.compile(r"[/_.=+-]+")
-# a word, a number, or a word numbered ("ADR003", "v1beta1", "RFC0042")
-_WORDLIKE = re.compile(r"^(?:[A-Za-z]{1,32}|\d{1,12}"
-                       r"|[A-Za-z]{1,8}\d{1,6}(?:[A-Za-z]{1,8}\d{0,6})?)$")
+# a word, a number, or a word numbered ("ADR003", "RFC0042", "k8s")
+_WORDLIKE = re.compile(r"^(?:[A-Za-z]{1,32}|\d{1,12}|[A-Za-z]{1,8}\d{1,6}[A-Za-z]{0,3})$")
+_A_WORD = re.compile(r"^[A-Za-z]{4,}$")
 
 
 def _is_words(text: str) -> bool:
     """A path or a slug of words: three or more parts, each letters only, digits only or a
-    word and its number ("docs/architecture/decisions/0021-give-fastly-CNAME-records-a-TTL-
-    of-300", a branch "cisagov/za/1154-create-ADR-gconnpool", alphagov/gsp's
+    word and its number, one a word of four letters at least
+    ("docs/architecture/decisions/0021-give-fastly-CNAME-records-a-TTL-of-300", a branch
+    "cisagov/za/1154-create-ADR-gconnpool", alphagov/gsp's
     "docs/architecture/adr/ADR003-container-orchestration"); a random token's parts mix
     letters and digits at random."""
     parts = [p for p in _SEPARATORS.split(text) if p]
-    return len(parts) >= 3 and all(_WORDLIKE.match(p) for p in parts)
+    return len(parts) >= 3 and all(_WORDLIKE.match(p) for p in parts) \
+        and any(_A_WORD.match(p) for p in parts)
 
 
 def _is_token(text: str) -> bool:

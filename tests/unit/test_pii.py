@@ -32,6 +32,10 @@ POSITIVE = [
     ("password", 'client_secret: "Sup3r-Secret!"', "Sup3r-Secret!"),
     ("token", "session Zx9Qm2Lk8Pw3Rt7Yu1Io5Ap6Sd4Fg0HjKl end",
      "Zx9Qm2Lk8Pw3Rt7Yu1Io5Ap6Sd4Fg0HjKl"),
+    # short letter-and-digit parts are no path of words (a numbered word reads as one only
+    # beside a word of four letters at least)
+    ("token", "key Zx9-Qm2Lk-Pw3R-Yu1Io-Ap6Sd-Fg0Hj-Kl7Mn end",
+     "Zx9-Qm2Lk-Pw3R-Yu1Io-Ap6Sd-Fg0Hj-Kl7Mn"),
 ]
 
 NEGATIVE = [
@@ -54,7 +58,7 @@ NEGATIVE = [
     ("token", "Merge pull request #1155 from cisagov/za/1154-create-ADR-gconnpool"),
     # a numbered word in a path (alphagov/gsp's ADR files): masked, it hid every ADR citation
     ("token", "docs/architecture/adr/ADR003-container-orchestration.md#L5@392bfc7"),
-    ("token", "deploy/k8s/apis/v1beta1-CustomResourceDefinitions-for-Operators.yaml"),
+    ("token", "deploy/k8s/apis/CustomResourceDefinitions-for-Operators-v1.yaml"),
 ]
 
 

@@ -48,7 +48,7 @@ from substrate.connectors.dockerfile_env import (
 )
 from substrate.connectors.endpoints import HostRef, hosts_in
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.infra_kinds import SECRET, kind_of, redact
+from substrate.connectors.infra_kinds import JOINED, KINDS, SECRET, kind_of, redact
 from substrate.connectors.k8s import ConfigValue, K8sManifests, Workload, read_k8s
 from substrate.connectors.mounts import Mounted, config_values
 from substrate.connectors.yamlnodes import Fact
@@ -57,9 +57,12 @@ from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 HEURISTIC = 0.95
 NAMED_AFTER = 0.6  # a store linked to a service by its name alone ("carts-db" of "carts")
 # "<service>-db", "<service>_database", "<service>db", "<service>-mongo", "<service>-redis"...
-_STORE_NAME = re.compile(r"^(?P<service>[a-z0-9][\w.-]*?)[-_]?(?:db|database|datastore|store"
-                         r"|data|mongo|mongodb|mysql|mariadb|postgres|postgresql|pg|redis"
-                         r"|cache|sql)$", re.I)
+# (the datastore products infra_kinds knows, as written or run together: "mongodb")
+_STORE_WORDS = sorted({"db", "database", "datastore", "store", "data", "cache", "sql", "pg",
+                       *(f"{n}{j}" for kind in ("database", "cache") for n in KINDS[kind]
+                         for j in ("", *JOINED))}, key=lambda w: (-len(w), w))
+_STORE_NAME = re.compile(r"^(?P<service>[a-z0-9][\w.-]*?)[-_]?(?:"
+                         + "|".join(map(re.escape, _STORE_WORDS)) + r")$", re.I)
 RUN_TO_COMPLETION = ("Job", "CronJob")
 
 

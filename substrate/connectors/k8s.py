@@ -2,7 +2,8 @@
 
 A file is read when it is ``*.yaml``/``*.yml`` and has at least one document with both
 ``apiVersion`` and ``kind``; a Helm chart's ``templates/`` (any Go-template: see
-:func:`is_template`) is not rendered, so it is not read at all. Workloads:
+:func:`is_template`) are not read as files, but what Helm renders from the chart is
+(:mod:`substrate.connectors.helm_charts`, cited at the chart's lines). Workloads:
 Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod. A k8s ``Service`` is a DNS
 name for the workloads its selector picks. A container's environment read from a ConfigMap
 (``envFrom: [{configMapRef: {name}}]``, ``env[].valueFrom.configMapKeyRef``) resolves to the
@@ -28,6 +29,7 @@ from yaml.tokens import FlowMappingStartToken, ScalarToken
 
 from substrate.connectors.envfiles import is_env_file, parse_env_file
 from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.helm_charts import relocate, rendered_documents
 from substrate.connectors.yamlnodes import (
     LOADER,
     Fact,
@@ -40,6 +42,7 @@ from substrate.connectors.yamlnodes import (
     scalar,
     string_map,
 )
+from substrate.stack.helm import find_binary as find_helm
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod")
 _SKIP_DIRS = (".github/", "docs/")
@@ -335,7 +338,8 @@ def _read_file(path: str, text: str) -> K8sManifests:
 
 
 def read_k8s(snap: GitSnapshot) -> K8sManifests:
-    """Every workload and Service of every Kubernetes manifest in the snapshot."""
+    """Every workload and Service of every Kubernetes manifest in the snapshot, and of the
+    manifests its Helm charts render (:mod:`substrate.connectors.helm_charts`)."""
     out = K8sManifests()
     paths = manifest_paths(snap.files())
     snap.preload(paths)
@@ -343,8 +347,13 @@ def read_k8s(snap: GitSnapshot) -> K8sManifests:
         text = snap.read(path)
         if posixpath.basename(path) in KUSTOMIZATIONS and "configMapGenerator" in text:
             _generated(snap, path, out)
-        found = _read_file(path, text)
-        out.workloads.extend(found.workloads)
-        out.services.extend(found.services)
-        out.configmaps.extend(found.configmaps)
+        _merge(out, _read_file(path, text))
+    for doc, locator in rendered_documents(snap, find_helm()):
+        _merge(out, relocate(_read_file(doc.source, doc.text), locator.locate))
     return out
+
+
+def _merge(out: K8sManifests, found: K8sManifests) -> None:
+    out.workloads.extend(found.workloads)
+    out.services.extend(found.services)
+    out.configmaps.extend(found.configmaps)

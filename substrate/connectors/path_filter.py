@@ -35,6 +35,7 @@ from substrate.connectors.dockerfile_env import is_dockerfile_path
 from substrate.connectors.envfiles import is_env_file
 from substrate.connectors.gitcmd import run_git
 from substrate.connectors.gitrepo import SERVICE_ROOTS
+from substrate.connectors.helm_charts import is_chart_path
 from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
 from substrate.connectors.languages import is_language_marker
 from substrate.connectors.layout import is_build_path, is_readme_path
@@ -77,6 +78,8 @@ READERS: tuple[Reader, ...] = (
     Reader("compose mounts", may_be_mounted,
            "**/*.y(a)ml, *.conf, *.toml, *.ini, *.properties, *.cfg, *.hcl outside .github/"),
     Reader("k8s", _k8s, "**/*.yaml, **/*.yml outside .github/ and docs/"),
+    Reader("helm charts", is_chart_path, "**/Chart.yaml, **/values*.yaml, **/templates/**, "
+           "**/*.tpl, and everything under a folder named chart(s), helm or helm-chart(s)"),
     Reader("cloudfoundry", is_cloudfoundry_path, "**/manifest.y(a)ml, **/manifest-*.y(a)ml, "
            "**/*-manifest.y(a)ml and their vars files: **/*.y(a)ml outside .github/"),
     Reader("aspire", is_apphost_path, "**/*AppHost/*.cs (a .NET Aspire app host)"),

@@ -178,8 +178,13 @@ def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
     for ref in props.get("provenance") or []:
         declared.setdefault(str(ref).split("#", 1)[0], str(ref))
     out = []  # the shallowest file first: the main deployment before an extra's
+    rendered: set[str] = set()  # charts whose rendered manifests deploy it
     for path in sorted(props.get("manifests") or [], key=lambda p: (str(p).count("/"), p)):
         by = next((who for reads, who in _DEPLOYERS if reads(path)), "Kubernetes")
+        if "/templates/" in f"/{path}":  # a chart's template, as Helm rendered it
+            chart = f"/{path}".rsplit("/templates/", 1)[0].lstrip("/") or "."
+            rendered.add(chart)
+            by = f"the Helm chart {chart}"
         out.append({"attr": "deployment", "value": f"{by} ({path})",
                     "refs": [declared.get(path, "")]})
     charts = {}
@@ -188,7 +193,7 @@ def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
         if kind == "chart":
             chart, _, ref = rest.rpartition("|")
             charts[chart] = ref
-    for chart in props.get("charts") or []:
+    for chart in [c for c in props.get("charts") or [] if str(c) not in rendered]:
         out.append({"attr": "deployment", "value": f"the Helm chart {chart}",
                     "refs": [charts.get(str(chart), "")]})
     return out

@@ -13,20 +13,18 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from substrate.errors import StackError
 from substrate.settings import PROJECT_ROOT, Settings
+from substrate.stack.gobuild import go_install
 
 OPA_VERSION = "1.22.2"  # builds with Go >= 1.24
 GO_MODULE = "github.com/open-policy-agent/opa"
 POLICY_DIR = PROJECT_ROOT / "plugins" / "opa"
 DEFAULT_PORT = 8181
-BUILD_TIMEOUT_S = 1800
 
 
 def binary_path(settings: Settings) -> Path:
@@ -50,22 +48,7 @@ def install(settings: Settings, version: str = OPA_VERSION) -> Path:
     target = binary_path(settings)
     if installed_version(target) == version:
         return target
-    go = shutil.which("go")
-    if go is None:
-        raise StackError("OPA is built from its Go module: install Go (>= 1.24) first",
-                         {"module": f"{GO_MODULE}@v{version}"})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as gobin:
-        env = {**os.environ, "GOBIN": gobin, "GOFLAGS": "-buildvcs=false", "CGO_ENABLED": "0"}
-        try:
-            subprocess.run([go, "install", f"{GO_MODULE}@v{version}"], env=env, check=True,
-                           capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-        except subprocess.CalledProcessError as exc:
-            raise StackError(f"building OPA v{version} failed", exc.stderr[-2000:]) from exc
-        except subprocess.TimeoutExpired as exc:
-            raise StackError(f"building OPA v{version} took over {BUILD_TIMEOUT_S} s") from exc
-        os.replace(Path(gobin) / "opa", target)
-    return target
+    return go_install(GO_MODULE, version, target)
 
 
 def serve_command(binary: Path, port: int, policy_dir: Path = POLICY_DIR) -> list[str]:

@@ -9,6 +9,7 @@ from substrate.db import neo4j_driver
 from substrate.errors import StackError
 from substrate.migrate import Migrator
 from substrate.settings import Settings
+from substrate.stack import helm
 from substrate.stack.communities_watch import CommunitiesWatchPart
 from substrate.stack.gateway_server import GatewayPart
 from substrate.stack.part import Progress, _print
@@ -69,6 +70,7 @@ def up(settings: Settings, demo: bool = True, gateway: bool = True,
         from substrate import local_model
 
         local_model.install(settings)
+    helm.ensure(settings, progress)
     started = start_data_parts(settings, progress)
     migrations = migrate_all(settings, progress)
     install_procedures(settings, progress)

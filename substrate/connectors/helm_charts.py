@@ -1,0 +1,319 @@
+"""Helm charts → the Kubernetes manifests they render, each fact cited at a line of the chart.
+
+A chart is a folder with ``Chart.yaml`` (not a library chart, and not a subchart in another
+chart's folder: its parent renders it). Helm (:mod:`substrate.stack.helm`) renders it with its
+default values: ``helm template <release> <folder> --skip-tests``. The documents it renders are
+read by :mod:`substrate.connectors.k8s` like any manifest, and each fact read from them is cited
+where a reader of the repository finds it:
+
+- the template line that renders it, when the value is written there (``containerPort: 8080``);
+- else the line of the chart's ``values.yaml`` that a ``.Values.a.b`` on that template line
+  names, when it holds the value (or a part of it: an image's repository);
+- else the only line of ``values.yaml`` holding the value;
+- else the template line (a name a helper makes: ``name: {{ include "cart.fullname" . }}``),
+  or the template's first line when no template line rendered it.
+
+Rendered lines are matched to template lines in order, by their key (``containerPort:``) or
+their text; lines a helper or ``toYaml`` expanded match none. The release is named
+:data:`RELEASE`, then left out of the names it prefixes: the usual ``fullname`` helper makes
+``<release>-<chart>``, so a chart's workload is named as the chart names it (``carts``, not
+``release-name-carts``), and a name that is the release alone is the chart's name.
+
+A chart whose dependencies are not in its ``charts/`` folder renders without them; a chart that
+fails to render (a ``required`` value left empty) is skipped, and every chart is when no Helm is
+installed (``substrate up`` builds it when Go is there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import posixpath
+import re
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import Node
+
+from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.yamlnodes import Fact, compose_all, fact, get, path_get, scalar
+
+RELEASE = "zzrelease"  # never part of a chart's own names, so it can be taken out again
+_RELEASE_PREFIX = re.compile(rf"\b{RELEASE}-(?=[A-Za-z0-9])")
+_RELEASE_ALONE = re.compile(rf"\b{RELEASE}\b")
+RENDER_TIMEOUT_S = 60
+ALIGN_WINDOW = 60  # template lines looked ahead for a rendered line's match
+_CHART_FOLDER_NAMES = ("chart", "charts", "helm", "helm-chart", "helm-charts")
+_VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+_KEY = re.compile(r"^([A-Za-z0-9_.\-/\"']+):(?:\s|$)")
+_MISSING_DEPENDENCY = "missing in charts/ directory"
+log = logging.getLogger(__name__)
+
+
+def is_chart_path(path: str) -> bool:
+    """May the file change what a chart renders? (For the replay's path filter: a chart's
+    ``Chart.yaml``, values, templates and helpers, and anything in a folder named like a
+    chart's, where ``.Files.Get`` may read it.)"""
+    name = posixpath.basename(path)
+    parts = path.split("/")[:-1]
+    return (name in ("Chart.yaml", "Chart.lock", "requirements.yaml", ".helmignore")
+            or name.endswith(".tpl") or (name.startswith("values") and name.endswith(".yaml"))
+            or "templates" in parts or any(p in _CHART_FOLDER_NAMES for p in parts))
+
+
+def chart_folders(files: Iterable[str]) -> list[str]:
+    """Folders holding a ``Chart.yaml`` that no other such folder holds, shallowest first."""
+    found = sorted({posixpath.dirname(p) for p in files if posixpath.basename(p) == "Chart.yaml"},
+                   key=lambda f: (f.count("/"), f))
+    top: list[str] = []
+    for folder in found:
+        if not any(folder.startswith(f"{outer}/") or outer == "" for outer in top):
+            top.append(folder)
+    return top
+
+
+@dataclass(frozen=True)
+class RenderedDoc:
+    """One rendered document: the repository path of its template and its text."""
+
+    source: str
+    text: str
+
+
+def _release_name(chart_name: str) -> str:
+    """A chart's name as a release name would be (lower case, letters, digits and dashes)."""
+    return re.sub(r"[^a-z0-9-]+", "-", chart_name.lower()).strip("-")[:53] or "chart"
+
+
+def strip_release(text: str, chart_name: str) -> str:
+    """The rendered text with :data:`RELEASE` taken out of the names it prefixes and a bare
+    release name read as the chart's (lines keep their numbers)."""
+    return _RELEASE_ALONE.sub(_release_name(chart_name), _RELEASE_PREFIX.sub("", text))
+
+
+def split_rendered(text: str, folder: str, exists: Callable[[str], bool]) -> list[RenderedDoc]:
+    """``helm template``'s output as documents, each with the repository path of the template
+    that rendered it (``# Source: <chart>/templates/x.yaml`` → ``<folder>/templates/x.yaml``;
+    a packaged subchart's documents, whose templates are not in the repository, are left out)."""
+    docs: list[RenderedDoc] = []
+    source: str | None = None
+    lines: list[str] = []
+    started = False  # a line of this document was seen (its Source comment comes first)
+    for line in [*text.splitlines(), "---"]:
+        if line.rstrip() == "---":
+            if source is not None and lines:
+                docs.append(RenderedDoc(source, "\n".join(lines) + "\n"))
+            source, lines, started = None, [], False
+        elif line.startswith("# Source: ") and not started:
+            rest = line[len("# Source: "):].strip().split("/", 1)
+            path = posixpath.join(folder, rest[1]) if len(rest) == 2 else ""
+            source = path if path and exists(path) else None
+            started = True
+        else:
+            started = True
+            lines.append(line)
+    return docs
+
+
+def _signature(line: str) -> str | None:
+    """What a template line and the line it renders share: its key (``"port:"``), or its text;
+    None for a line that renders nothing by itself (an action, a comment, a blank)."""
+    text = line.strip()
+    text = text[2:].lstrip() if text.startswith("- ") else text
+    if not text or text.startswith(("#", "{{")):
+        return None
+    key = _KEY.match(text)
+    return f"{key.group(1).strip(chr(34) + chr(39))}:" if key else text
+
+
+def align(rendered: list[str], template: list[str]) -> dict[int, int]:
+    """Rendered line index → template line index, matched in order by :func:`_signature`."""
+    out: dict[int, int] = {}
+    signatures = [_signature(t) for t in template]
+    at = 0
+    for i, line in enumerate(rendered):
+        wanted = _signature(line)
+        if wanted is None:
+            continue
+        for j in range(at, min(len(template), at + ALIGN_WINDOW)):
+            if signatures[j] == wanted:
+                out[i] = j
+                at = j + 1
+                break
+    return out
+
+
+def template_parts(template: list[str]) -> list[tuple[int, int]]:
+    """The (first, end) line indexes of each document of a template file."""
+    cuts = [i for i, line in enumerate(template) if line.rstrip() == "---"]
+    bounds = [-1, *cuts, len(template)]
+    return [(a + 1, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a + 1]
+
+
+def _kind(lines: Iterable[str]) -> str | None:
+    return next((line.split(":", 1)[1].strip() for line in lines
+                 if line.startswith("kind:")), None)
+
+
+def template_part(rendered: list[str], template: list[str],
+                  after: int = 0) -> tuple[int, tuple[int, int]]:
+    """The template document that rendered a document, as (its index, its lines): the first
+    from document ``after`` on that declares the same ``kind`` (a file of several documents
+    renders each in turn, and an ``if`` may leave one out), else the first from there."""
+    parts = list(enumerate(template_parts(template)))[after:] or [(after, (0, len(template)))]
+    kind = _kind(rendered)
+    return next((p for p in parts if _kind(template[p[1][0]:p[1][1]]) == kind), parts[0])
+
+
+class Locator:
+    """Where a fact read from a rendered document is written in the chart (module doc);
+    ``part``: the (first, end) lines of the template document that rendered it."""
+
+    def __init__(self, doc: RenderedDoc, template: str, values_path: str,
+                 values: str | None, part: tuple[int, int] | None = None) -> None:
+        self.doc = doc
+        self.rendered = doc.text.splitlines()
+        self.template = template.splitlines()
+        first, end = part or (0, len(self.template))
+        self.part = (first, end)
+        self.aligned = {i: first + j
+                        for i, j in align(self.rendered, self.template[first:end]).items()}
+        self.values_path = values_path
+        documents = compose_all(values) if values else []
+        self.values: Node | None = documents[0] if documents else None
+        self._scalars: dict[str, list[int]] | None = None
+        self.values_text = values or ""
+
+    def _values_lines(self) -> dict[str, list[int]]:
+        """Every scalar of ``values.yaml`` → the lines holding it."""
+        if self._scalars is None:
+            self._scalars = {}
+            stack = [self.values] if self.values is not None else []
+            while stack:
+                node = stack.pop()
+                if isinstance(node.value, list):  # a mapping's (key, value) pairs, or items
+                    stack.extend(i[1] if isinstance(i, tuple) else i for i in node.value)
+                elif (found := fact(node, self.values_path)) is not None:
+                    self._scalars.setdefault(found.value, []).append(found.line)
+        return self._scalars
+
+    def _named_value(self, line: str, value: str) -> Fact | None:
+        """The ``.Values`` a template line names that holds ``value`` (or a part of it)."""
+        for ref in _VALUES_REF.findall(line):
+            found = fact(path_get(self.values, *ref.strip(".").split(".")), self.values_path)
+            if found is not None and found.value and (found.value == value
+                                                      or found.value in value):
+                return found
+        return None
+
+    def locate(self, found: Fact) -> Fact:
+        value = found.value
+        row = self.aligned.get(found.line - 1)
+        template_line = self.template[row] if row is not None else ""
+        if row is not None and value in template_line.split("{{", 1)[0]:
+            return Fact(value, self.doc.source, row + 1)
+        if row is not None and (named := self._named_value(template_line, value)):
+            return Fact(value, named.path, named.line)
+        lines = self._values_lines().get(value, [])
+        if len(lines) == 1:
+            return Fact(value, self.values_path, lines[0])
+        if row is not None:
+            return Fact(value, self.doc.source, row + 1)
+        first, end = self.part
+        written = next((i for i in range(first, end) if value and value in self.template[i]),
+                       first)
+        return Fact(value, self.doc.source, written + 1)
+
+
+def relocate(value: Any, move: Callable[[Fact], Fact]) -> Any:
+    """``value`` (the dataclasses a manifest reader made, their lists and dicts) with each
+    :class:`Fact` in it replaced by ``move(fact)``."""
+    if isinstance(value, Fact):
+        return move(value)
+    if isinstance(value, list):
+        return [relocate(v, move) for v in value]
+    if isinstance(value, dict):
+        return {k: relocate(v, move) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: relocate(getattr(value, f.name), move)
+                                             for f in dataclasses.fields(value) if f.init})
+    return value
+
+
+@lru_cache(maxsize=256)
+def _render(helm: str, chart: tuple[tuple[str, str], ...]) -> str | None:
+    """``helm template`` of a chart given as (relative path, text) pairs; None when it fails
+    (memoised: a replay renders a chart again only when one of its files changed)."""
+    files = dict(chart)
+    with tempfile.TemporaryDirectory(prefix="substrate-helm-") as tmp:
+        root = Path(tmp) / "chart"
+        for rel, text in files.items():
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        env = {**os.environ, **{f"HELM_{k}_HOME": str(Path(tmp) / k.lower())
+                                for k in ("CACHE", "CONFIG", "DATA")}}
+        for attempt in range(2):
+            done = subprocess.run([helm, "template", RELEASE, str(root), "--skip-tests"],
+                                  capture_output=True, text=True, env=env,
+                                  timeout=RENDER_TIMEOUT_S, check=False)
+            if done.returncode == 0:
+                return done.stdout
+            if attempt or _MISSING_DEPENDENCY not in done.stderr:
+                log.info("helm chart not rendered: %s", done.stderr.strip()[-500:])
+                return None
+            _drop_dependencies(root)
+    return None
+
+
+def _drop_dependencies(root: Path) -> None:
+    """The chart without the dependencies it declares (they are not vendored)."""
+    (root / "requirements.yaml").unlink(missing_ok=True)
+    chart = yaml.safe_load((root / "Chart.yaml").read_text()) or {}
+    chart.pop("dependencies", None)
+    (root / "Chart.yaml").write_text(yaml.safe_dump(chart))
+
+
+def _chart_name(snap: GitSnapshot, folder: str) -> str | None:
+    """The chart's name, None for a library chart (it renders nothing)."""
+    docs = compose_all(snap.read(posixpath.join(folder, "Chart.yaml")))
+    doc = docs[0] if docs else None
+    if scalar(get(doc, "type")) == "library":
+        return None
+    return scalar(get(doc, "name")) or posixpath.basename(folder) or "chart"
+
+
+def rendered_documents(snap: GitSnapshot, helm: Path | None) -> list[tuple[RenderedDoc, Locator]]:
+    """Every document the snapshot's charts render, with the locator of its facts."""
+    if helm is None:
+        return []
+    out: list[tuple[RenderedDoc, Locator]] = []
+    files = snap.files()
+    for folder in chart_folders(files):
+        name = _chart_name(snap, folder)
+        if name is None:
+            continue
+        prefix = f"{folder}/" if folder else ""
+        paths = [p for p in files if p.startswith(prefix)]
+        snap.preload(paths)
+        chart = tuple((p[len(prefix):], snap.read(p)) for p in paths)
+        text = _render(str(helm), chart)
+        if text is None:
+            continue
+        seen: dict[str, int] = {}  # template -> its documents read so far
+        for doc in split_rendered(strip_release(text, name), folder, snap.exists):
+            values = posixpath.join(doc.source.rsplit("/templates/", 1)[0], "values.yaml")
+            template = snap.read(doc.source)
+            index, part = template_part(doc.text.splitlines(), template.splitlines(),
+                                        seen.get(doc.source, 0))
+            seen[doc.source] = index + 1
+            out.append((doc, Locator(doc, template, values,
+                                     snap.read(values) if snap.exists(values) else None, part)))
+    return out

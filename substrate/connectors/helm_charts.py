@@ -1,8 +1,9 @@
 """Helm charts → the Kubernetes manifests they render, each fact cited at a line of the chart.
 
 A chart is a folder with ``Chart.yaml`` (not a library chart, and not a subchart in another
-chart's folder: its parent renders it). Helm (:mod:`substrate.stack.helm`) renders it with its
-default values: ``helm template <release> <folder> --skip-tests``. The documents it renders are
+chart's folder: its parent renders it). Helm's own Go packages render it as ``helm template
+<release> <folder> --no-hooks`` would, with its default values, in the long-lived renderer of
+``plugins/helm-render`` (:mod:`substrate.stack.helm`). The documents it renders are
 read by :mod:`substrate.connectors.k8s` like any manifest, and each fact read from them is cited
 where a reader of the repository finds it:
 
@@ -19,27 +20,27 @@ their text; lines a helper or ``toYaml`` expanded match none. The release is nam
 ``<release>-<chart>``, so a chart's workload is named as the chart names it (``carts``, not
 ``release-name-carts``), and a name that is the release alone is the chart's name.
 
-A chart whose dependencies are not in its ``charts/`` folder renders without them; a chart that
-fails to render (a ``required`` value left empty) is skipped, and every chart is when no Helm is
-installed (``substrate up`` builds it when Go is there).
+A chart whose dependencies are not in its ``charts/`` folder (or only as archives) renders
+without them; a chart that fails to render (a ``required`` value left empty) is skipped, and
+every chart is when the renderer is not built (``substrate up`` builds it when Go is there).
 """
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import logging
-import os
 import posixpath
 import re
 import subprocess
-import tempfile
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+import orjson
 from yaml.nodes import Node
 
 from substrate.connectors.gitsource import GitSnapshot
@@ -48,12 +49,10 @@ from substrate.connectors.yamlnodes import Fact, compose_all, fact, get, path_ge
 RELEASE = "zzrelease"  # never part of a chart's own names, so it can be taken out again
 _RELEASE_PREFIX = re.compile(rf"\b{RELEASE}-(?=[A-Za-z0-9])")
 _RELEASE_ALONE = re.compile(rf"\b{RELEASE}\b")
-RENDER_TIMEOUT_S = 60
 ALIGN_WINDOW = 60  # template lines looked ahead for a rendered line's match
 _CHART_FOLDER_NAMES = ("chart", "charts", "helm", "helm-chart", "helm-charts")
 _VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 _KEY = re.compile(r"^([A-Za-z0-9_.\-/\"']+):(?:\s|$)")
-_MISSING_DEPENDENCY = "missing in charts/ directory"
 log = logging.getLogger(__name__)
 
 
@@ -247,73 +246,109 @@ def relocate(value: Any, move: Callable[[Fact], Fact]) -> Any:
     return value
 
 
-@lru_cache(maxsize=256)
-def _render(helm: str, chart: tuple[tuple[str, str], ...]) -> str | None:
-    """``helm template`` of a chart given as (relative path, text) pairs; None when it fails
-    (memoised: a replay renders a chart again only when one of its files changed)."""
-    files = dict(chart)
-    with tempfile.TemporaryDirectory(prefix="substrate-helm-") as tmp:
-        root = Path(tmp) / "chart"
-        for rel, text in files.items():
-            target = root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-        env = {**os.environ, **{f"HELM_{k}_HOME": str(Path(tmp) / k.lower())
-                                for k in ("CACHE", "CONFIG", "DATA")}}
-        for attempt in range(2):
-            done = subprocess.run([helm, "template", RELEASE, str(root), "--skip-tests"],
-                                  capture_output=True, text=True, env=env,
-                                  timeout=RENDER_TIMEOUT_S, check=False)
-            if done.returncode == 0:
-                return done.stdout
-            if attempt or _MISSING_DEPENDENCY not in done.stderr:
-                log.info("helm chart not rendered: %s", done.stderr.strip()[-500:])
-                return None
-            _drop_dependencies(root)
-    return None
+class Renderer:
+    """The renderer process (``plugins/helm-render``), started at the first chart and kept
+    for the next ones; one request at a time. A process that died is started again once."""
+
+    def __init__(self, binary: Path) -> None:
+        self.binary = binary
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self.process is None or self.process.poll() is not None:
+            self.process = subprocess.Popen([str(self.binary)], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            atexit.register(self.close)
+        return self.process
+
+    def render(self, files: dict[str, str]) -> str | None:
+        """The chart's manifests, None when it does not render (logged)."""
+        request = orjson.dumps({"release": RELEASE, "namespace": "default", "files": files})
+        with self.lock:
+            for attempt in range(2):
+                process = self._started()
+                assert process.stdin is not None and process.stdout is not None
+                try:
+                    process.stdin.write(request + b"\n")
+                    process.stdin.flush()
+                    line = process.stdout.readline()
+                except (BrokenPipeError, OSError):
+                    line = b""
+                if line:
+                    break
+                self.close()
+                if attempt:
+                    log.warning("the Helm renderer %s stopped answering", self.binary)
+                    return None
+        answer = orjson.loads(line)
+        if answer.get("error"):
+            log.info("helm chart not rendered: %s", str(answer["error"])[:500])
+            return None
+        return str(answer.get("manifest") or "")
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
 
 
-def _drop_dependencies(root: Path) -> None:
-    """The chart without the dependencies it declares (they are not vendored)."""
-    (root / "requirements.yaml").unlink(missing_ok=True)
-    chart = yaml.safe_load((root / "Chart.yaml").read_text()) or {}
-    chart.pop("dependencies", None)
-    (root / "Chart.yaml").write_text(yaml.safe_dump(chart))
+_RENDERERS: dict[Path, Renderer] = {}
 
 
-def _chart_name(snap: GitSnapshot, folder: str) -> str | None:
-    """The chart's name, None for a library chart (it renders nothing)."""
-    docs = compose_all(snap.read(posixpath.join(folder, "Chart.yaml")))
-    doc = docs[0] if docs else None
-    if scalar(get(doc, "type")) == "library":
-        return None
-    return scalar(get(doc, "name")) or posixpath.basename(folder) or "chart"
+@dataclass(frozen=True)
+class Chart:
+    """A chart of a snapshot: its folder, its name and its text files (paths relative to the
+    folder), hashable so that what is read from it is memoised by its content."""
+
+    folder: str
+    name: str
+    files: tuple[tuple[str, str], ...]
+
+    def path(self, relative: str) -> str:
+        return posixpath.join(self.folder, relative) if self.folder else relative
+
+    def text(self, path: str) -> str | None:
+        """The text of a repository path inside the chart."""
+        prefix = f"{self.folder}/" if self.folder else ""
+        relative = path[len(prefix):] if path.startswith(prefix) else None
+        return next((t for p, t in self.files if p == relative), None)
 
 
-def rendered_documents(snap: GitSnapshot, helm: Path | None) -> list[tuple[RenderedDoc, Locator]]:
-    """Every document the snapshot's charts render, with the locator of its facts."""
-    if helm is None:
-        return []
-    out: list[tuple[RenderedDoc, Locator]] = []
+def charts(snap: GitSnapshot) -> list[Chart]:
+    """The snapshot's charts (library charts render nothing and are left out)."""
     files = snap.files()
+    out = []
     for folder in chart_folders(files):
-        name = _chart_name(snap, folder)
-        if name is None:
+        docs = compose_all(snap.read(posixpath.join(folder, "Chart.yaml")))
+        doc = docs[0] if docs else None
+        if scalar(get(doc, "type")) == "library":
             continue
         prefix = f"{folder}/" if folder else ""
-        paths = [p for p in files if p.startswith(prefix)]
+        paths = [p for p in files if p.startswith(prefix)
+                 and not p.endswith((".tgz", ".tar.gz"))]  # text files only
         snap.preload(paths)
-        chart = tuple((p[len(prefix):], snap.read(p)) for p in paths)
-        text = _render(str(helm), chart)
-        if text is None:
-            continue
-        seen: dict[str, int] = {}  # template -> its documents read so far
-        for doc in split_rendered(strip_release(text, name), folder, snap.exists):
-            values = posixpath.join(doc.source.rsplit("/templates/", 1)[0], "values.yaml")
-            template = snap.read(doc.source)
-            index, part = template_part(doc.text.splitlines(), template.splitlines(),
-                                        seen.get(doc.source, 0))
-            seen[doc.source] = index + 1
-            out.append((doc, Locator(doc, template, values,
-                                     snap.read(values) if snap.exists(values) else None, part)))
+        name = scalar(get(doc, "name")) or posixpath.basename(folder) or "chart"
+        out.append(Chart(folder, name, tuple((p[len(prefix):], snap.read(p)) for p in paths)))
+    return out
+
+
+@lru_cache(maxsize=256)
+def rendered_documents(chart: Chart, helm: Path) -> list[tuple[RenderedDoc, Locator]]:
+    """Every document the chart renders, with the locator of its facts (memoised: a replay
+    reads a chart again only when one of its files changed)."""
+    text = _RENDERERS.setdefault(helm, Renderer(helm)).render(dict(chart.files))
+    if text is None:
+        return []
+    out: list[tuple[RenderedDoc, Locator]] = []
+    seen: dict[str, int] = {}  # template -> its documents read so far
+    for doc in split_rendered(strip_release(text, chart.name), chart.folder,
+                              lambda p: chart.text(p) is not None):
+        template = chart.text(doc.source) or ""
+        values = posixpath.join(doc.source.rsplit("/templates/", 1)[0], "values.yaml")
+        index, part = template_part(doc.text.splitlines(), template.splitlines(),
+                                    seen.get(doc.source, 0))
+        seen[doc.source] = index + 1
+        out.append((doc, Locator(doc, template, values, chart.text(values), part)))
     return out

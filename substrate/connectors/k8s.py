@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from pathlib import Path
 
 import yaml
 from yaml.nodes import Node
@@ -29,7 +30,7 @@ from yaml.tokens import FlowMappingStartToken, ScalarToken
 
 from substrate.connectors.envfiles import is_env_file, parse_env_file
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.helm_charts import relocate, rendered_documents
+from substrate.connectors.helm_charts import Chart, charts, relocate, rendered_documents
 from substrate.connectors.yamlnodes import (
     LOADER,
     Fact,
@@ -348,7 +349,17 @@ def read_k8s(snap: GitSnapshot) -> K8sManifests:
         if posixpath.basename(path) in KUSTOMIZATIONS and "configMapGenerator" in text:
             _generated(snap, path, out)
         _merge(out, _read_file(path, text))
-    for doc, locator in rendered_documents(snap, find_helm()):
+    helm = find_helm()
+    for chart in charts(snap) if helm is not None else []:
+        _merge(out, _read_chart(chart, helm))
+    return out
+
+
+@lru_cache(maxsize=256)
+def _read_chart(chart: Chart, helm: Path) -> K8sManifests:
+    """What a chart renders, each fact at the chart's line (memoised like :func:`_read_file`)."""
+    out = K8sManifests()
+    for doc, locator in rendered_documents(chart, helm):
         _merge(out, relocate(_read_file(doc.source, doc.text), locator.locate))
     return out
 

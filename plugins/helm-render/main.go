@@ -8,7 +8,9 @@
 //	response: {"manifest": "---\n# Source: chart/templates/x.yaml\n..."} or {"error": "..."}
 //
 // A chart's dependencies that are not in its files are left out (helm template would stop);
-// tests and other hooks are not rendered (--skip-tests --no-hooks).
+// tests and other hooks are not rendered (--skip-tests --no-hooks). A template of the chart
+// that fails with the default values (a value it reads is not set) is left out and the rest
+// rendered again; the response names the templates left out in "skipped".
 package main
 
 import (
@@ -16,9 +18,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 )
 
@@ -29,9 +33,18 @@ type request struct {
 }
 
 type response struct {
-	Manifest string `json:"manifest,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Manifest string   `json:"manifest,omitempty"`
+	Skipped  []string `json:"skipped,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
+
+// the template an error names: "template: <chart>/templates/x.yaml:35:22: executing ..." (a
+// value read through one that is not set), "execution error at (<chart>/templates/x.yaml:4:11):"
+// (a “required“ or “fail“)
+var failedTemplate = regexp.MustCompile(
+	`(?:template: |execution error at \()[^/\s]+/(templates/[^:\s]+):\d+`)
+
+const maxSkipped = 20
 
 func render(req request) (out response) {
 	defer func() {
@@ -48,22 +61,40 @@ func render(req request) (out response) {
 	for _, name := range names {
 		files = append(files, &loader.BufferedFile{Name: name, Data: []byte(req.Files[name])})
 	}
-	chart, err := loader.LoadFiles(files)
+	loaded, err := loader.LoadFiles(files)
 	if err != nil {
 		return response{Error: err.Error()}
 	}
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...interface{}) {}})
-	install.DryRun = true
-	install.ClientOnly = true
-	install.Replace = true
-	install.DisableHooks = true
-	install.ReleaseName = req.Release
-	install.Namespace = req.Namespace
-	release, err := install.Run(chart, map[string]interface{}{})
-	if err != nil {
-		return response{Error: err.Error()}
+	var skipped []string
+	for {
+		install := action.NewInstall(&action.Configuration{Log: func(string, ...interface{}) {}})
+		install.DryRun = true
+		install.ClientOnly = true
+		install.Replace = true
+		install.DisableHooks = true
+		install.ReleaseName = req.Release
+		install.Namespace = req.Namespace
+		release, err := install.Run(loaded, map[string]interface{}{})
+		if err == nil {
+			return response{Manifest: release.Manifest, Skipped: skipped}
+		}
+		failed := failedTemplate.FindStringSubmatch(err.Error())
+		if failed == nil || len(skipped) >= maxSkipped || !drop(loaded, failed[1]) {
+			return response{Error: err.Error(), Skipped: skipped}
+		}
+		skipped = append(skipped, failed[1])
 	}
-	return response{Manifest: release.Manifest}
+}
+
+// drop removes a template of the chart itself; false when it has none of that name.
+func drop(c *chart.Chart, name string) bool {
+	for i, t := range c.Templates {
+		if t.Name == name {
+			c.Templates = append(c.Templates[:i], c.Templates[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 func main() {

@@ -21,8 +21,9 @@ their text; lines a helper or ``toYaml`` expanded match none. The release is nam
 ``release-name-carts``), and a name that is the release alone is the chart's name.
 
 A chart whose dependencies are not in its ``charts/`` folder (or only as archives) renders
-without them; a chart that fails to render (a ``required`` value left empty) is skipped, and
-every chart is when the renderer is not built (``substrate up`` builds it when Go is there).
+without them; a template that fails with the default values (a value it reads is not set) is
+left out and the rest rendered; a chart that fails otherwise is skipped, and every chart is when
+the renderer is not built (``substrate up`` builds it when Go is there).
 """
 
 from __future__ import annotations
@@ -282,6 +283,8 @@ class Renderer:
                     log.warning("the Helm renderer %s stopped answering", self.binary)
                     return None
         answer = orjson.loads(line)
+        if answer.get("skipped"):
+            log.info("helm chart rendered without %s", ", ".join(answer["skipped"]))
         if answer.get("error"):
             log.info("helm chart not rendered: %s", str(answer["error"])[:500])
             return None

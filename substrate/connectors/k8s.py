@@ -342,26 +342,31 @@ def read_k8s(snap: GitSnapshot) -> K8sManifests:
     """Every workload and Service of every Kubernetes manifest in the snapshot, and of the
     manifests its Helm charts render (:mod:`substrate.connectors.helm_charts`)."""
     out = K8sManifests()
-    paths = manifest_paths(snap.files())
+    helm = find_helm()
+    rendered = [_read_chart(chart, helm) for chart in charts(snap)] if helm is not None else []
+    templates = {path for _, sources in rendered for path in sources}
+    paths = [p for p in manifest_paths(snap.files()) if p not in templates]
     snap.preload(paths)
     for path in paths:
         text = snap.read(path)
         if posixpath.basename(path) in KUSTOMIZATIONS and "configMapGenerator" in text:
             _generated(snap, path, out)
         _merge(out, _read_file(path, text))
-    helm = find_helm()
-    for chart in charts(snap) if helm is not None else []:
-        _merge(out, _read_chart(chart, helm))
+    for found, _ in rendered:
+        _merge(out, found)
     return out
 
 
 @lru_cache(maxsize=256)
-def _read_chart(chart: Chart, helm: Path) -> K8sManifests:
-    """What a chart renders, each fact at the chart's line (memoised like :func:`_read_file`)."""
+def _read_chart(chart: Chart, helm: Path) -> tuple[K8sManifests, frozenset[str]]:
+    """What a chart renders, each fact at the chart's line, and the templates that rendered
+    it (a template with no Helm action in it is rendered, not read again as a file); memoised
+    like :func:`_read_file`."""
     out = K8sManifests()
-    for doc, locator in rendered_documents(chart, helm):
+    docs = rendered_documents(chart, helm)
+    for doc, locator in docs:
         _merge(out, relocate(_read_file(doc.source, doc.text), locator.locate))
-    return out
+    return out, frozenset(doc.source for doc, _ in docs)
 
 
 def _merge(out: K8sManifests, found: K8sManifests) -> None:

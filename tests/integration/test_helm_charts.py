@@ -108,6 +108,20 @@ cart:
   port: 9090
 """
 
+QUEUE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-queue
+spec:
+  template:
+    spec:
+      affinity: {{ .Values.queue.affinity }}
+      containers:
+        - name: queue
+          image: example/queue:1.0
+"""
+
 BROKEN = "apiVersion: v2\nname: broken\nversion: 0.1.0\n"
 BROKEN_TEMPLATE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n" \
                   "  name: {{ required \"set name\" .Values.name }}\n"
@@ -119,6 +133,7 @@ FILES = {
     "deploy/helm/templates/_helpers.tpl": HELPERS,
     "deploy/helm/templates/payment.yaml": PAYMENT,
     "deploy/helm/templates/cart.yaml": CART,
+    "deploy/helm/templates/queue.yaml": QUEUE,
     "deploy/broken/Chart.yaml": BROKEN,
     "deploy/broken/templates/config.yaml": BROKEN_TEMPLATE,
 }
@@ -132,8 +147,9 @@ def test_charts_render_with_facts_at_the_lines_that_write_them(stack: Settings,
     commit_tree(repo, FILES, "chart", "2025-01-01T00:00:00Z")
     found = read_k8s(GitSnapshot(repo))
     work = {w.name.value: w for w in found.workloads}
-    # undeclared subchart left out; the release's name taken out of the chart's names;
-    # the chart that fails to render (a required value) read as nothing
+    # undeclared subchart left out; the release's name taken out of the chart's names; the
+    # template reading a value that is not set (queue) and the one with a required value left
+    # out, the rest rendered
     assert sorted(work) == ["cart", "payment"]
     name = work["payment"].name
     assert (name.path, name.line) == (f"{TEMPLATES}/payment.yaml", 4)

@@ -40,7 +40,7 @@ type response struct {
 
 // the template an error names: "template: <chart>/templates/x.yaml:35:22: executing ..." (a
 // value read through one that is not set), "execution error at (<chart>/templates/x.yaml:4:11):"
-// (a “required“ or “fail“)
+// (a required or fail call)
 var failedTemplate = regexp.MustCompile(
 	`(?:template: |execution error at \()[^/\s]+/(templates/[^:\s]+):\d+`)
 

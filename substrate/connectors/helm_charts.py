@@ -189,7 +189,6 @@ class Locator:
         documents = compose_all(values) if values else []
         self.values: Node | None = documents[0] if documents else None
         self._scalars: dict[str, list[int]] | None = None
-        self.values_text = values or ""
 
     def _values_lines(self) -> dict[str, list[int]]:
         """Every scalar of ``values.yaml`` → the lines holding it."""

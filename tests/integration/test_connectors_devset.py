@@ -165,7 +165,7 @@ def test_boa_configmap_addresses_on_edges(driver: Driver,
 # --- retail-store-sample-app ------------------------------------------------------------
 
 
-def test_retail_compose_include_overlays_and_no_helm_entities(
+def test_retail_compose_include_overlays_and_rendered_charts(
     driver: Driver, graphs: dict[str, tuple[Path, str]]
 ) -> None:
     repo, tenant = graphs["retail-store-sample-app"]
@@ -177,8 +177,16 @@ def test_retail_compose_include_overlays_and_no_helm_entities(
              and p.get("kind") != "namespace"}
     assert infra == {"infra:catalog-db", "infra:opensearch", "infra:carts-db",
                      "infra:checkout-redis", "infra:orders-db", "infra:rabbitmq"}
-    assert not any("{{" in str(p) or "/templates/" in str(p.get("manifests")) for p in
-                   entities.values())
+    # the charts are rendered, not read as text: no placeholder reaches the graph, and each
+    # chart's workload is the service Compose names, its port cited at the template's line
+    assert not any("{{" in str(p) for p in entities.values())
+    cart = entities["service:cart"]
+    assert "src/cart/chart/templates/deployment.yaml" in cart["manifests"]
+    # (cited where the line was written: the chart's template before it moved to src/cart/)
+    (port_ref,) = [r.split("|", 2)[2] for r in cart["attribute_refs"]
+                   if r.startswith("port|8080|")]
+    assert port_ref.split("#")[0].endswith("/templates/deployment.yaml"), port_ref
+    assert line_of(repo, port_ref).strip() == "containerPort: 8080"
     for name in ("ui", "catalog", "cart", "checkout", "orders"):
         assert entities[f"service:{name}"]["path"] == f"src/{name}/"  # compose build context
     calls = {  # the overlay compose.override.yaml of the including project

@@ -20,6 +20,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
@@ -40,9 +41,10 @@ type response struct {
 
 // the template an error names: "template: <chart>/templates/x.yaml:35:22: executing ..." (a
 // value read through one that is not set), "execution error at (<chart>/templates/x.yaml:4:11):"
-// (a required or fail call)
+// (a required or fail call), "YAML parse error on <chart>/templates/x.yaml: ..." (what it
+// rendered is not YAML)
 var failedTemplate = regexp.MustCompile(
-	`(?:template: |execution error at \()[^/\s]+/(templates/[^:\s]+):\d+`)
+	`(?:template: |execution error at \(|YAML parse error on )[^/\s]+/(templates/[^:\s]+):`)
 
 const maxSkipped = 20
 
@@ -82,8 +84,18 @@ func render(req request) (out response) {
 		if failed == nil || len(skipped) >= maxSkipped || !drop(loaded, failed[1]) {
 			return response{Error: err.Error(), Skipped: skipped}
 		}
-		skipped = append(skipped, failed[1])
+		skipped = append(skipped, failed[1]+" ("+firstLine(err.Error())+")")
 	}
+}
+
+func firstLine(text string) string {
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
+	}
+	if len(text) > 300 {
+		text = text[:300]
+	}
+	return text
 }
 
 // drop removes a template of the chart itself; false when it has none of that name.

@@ -122,28 +122,53 @@ def split_rendered(text: str, folder: str, exists: Callable[[str], bool]) -> lis
     return docs
 
 
-def _signature(line: str) -> str | None:
-    """What a template line and the line it renders share: its key (``"port:"``), or its text;
+Could = Callable[[str, str], bool]  # (template value, rendered value): may it render that?
+
+
+def _shape(line: str) -> tuple[str, str] | None:
+    """A line as (key, value): ``("port:", "8080")``, ``("", text)`` for a line with no key;
     None for a line that renders nothing by itself (an action, a comment, a blank)."""
     text = line.strip()
     text = text[2:].lstrip() if text.startswith("- ") else text
     if not text or text.startswith(("#", "{{")):
         return None
     key = _KEY.match(text)
-    return f"{key.group(1).strip(chr(34) + chr(39))}:" if key else text
+    if key is None:
+        return ("", text)
+    return (f"{key.group(1).strip(chr(34) + chr(39))}:", text[key.end():].strip())
 
 
-def align(rendered: list[str], template: list[str]) -> dict[int, int]:
-    """Rendered line index → template line index, matched in order by :func:`_signature`."""
+def _unquoted(value: str) -> str:
+    return value.strip().strip("\"'")
+
+
+def _renders(template: tuple[str, str] | None, rendered: tuple[str, str],
+             could: Could) -> bool:
+    """May a template line render a line: the same key, and the same literal value, or an
+    action that may give the rendered value."""
+    if template is None or template[0] != rendered[0]:
+        return False
+    if "{{" in template[1]:
+        return could(template[1], rendered[1])
+    return _unquoted(template[1]) == _unquoted(rendered[1])
+
+
+def _anything(_template: str, _rendered: str) -> bool:
+    return True
+
+
+def align(rendered: list[str], template: list[str], could: Could = _anything) -> dict[int, int]:
+    """Rendered line index → template line index, matched in order: the same key and value
+    (a literal line), or the same key and an action that may render the value (``could``)."""
     out: dict[int, int] = {}
-    signatures = [_signature(t) for t in template]
+    shapes = [_shape(t) for t in template]
     at = 0
     for i, line in enumerate(rendered):
-        wanted = _signature(line)
+        wanted = _shape(line)
         if wanted is None:
             continue
         for j in range(at, min(len(template), at + ALIGN_WINDOW)):
-            if signatures[j] == wanted:
+            if _renders(shapes[j], wanted, could):
                 out[i] = j
                 at = j + 1
                 break
@@ -162,73 +187,155 @@ def _kind(lines: Iterable[str]) -> str | None:
                  if line.startswith("kind:")), None)
 
 
+def _name(lines: Iterable[str]) -> str | None:
+    """The ``metadata.name`` of a rendered document (its first ``name:`` two spaces in)."""
+    return next((_unquoted(line.split(":", 1)[1]) for line in lines
+                 if line.startswith("  name:")), None)
+
+
 def template_part(rendered: list[str], template: list[str],
-                  after: int = 0) -> tuple[int, tuple[int, int]]:
-    """The template document that rendered a document, as (its index, its lines): the first
-    from document ``after`` on that declares the same ``kind`` (a file of several documents
-    renders each in turn, and an ``if`` may leave one out), else the first from there."""
-    parts = list(enumerate(template_parts(template)))[after:] or [(after, (0, len(template)))]
-    kind = _kind(rendered)
-    return next((p for p in parts if _kind(template[p[1][0]:p[1][1]]) == kind), parts[0])
+                  used: Iterable[int] = ()) -> tuple[int, tuple[int, int]]:
+    """The template document that rendered a document, as (its index, its lines). Helm
+    sorts what it renders by kind, so a file's documents come out in another order: the
+    document of the same ``kind`` whose text names the rendered name, else the first of that
+    kind not taken yet (``used``), else the first of that kind, else the first not taken."""
+    parts = list(enumerate(template_parts(template))) or [(0, (0, len(template)))]
+    taken = set(used)
+    kind, name = _kind(rendered), _name(rendered)
+    same = [p for p in parts if _kind(template[p[1][0]:p[1][1]]) == kind]
+    named = [p for p in same if name and any(name in t for t in template[p[1][0]:p[1][1]])]
+    free = [p for p in parts if p[0] not in taken]
+    return next(iter([p for p in named if p[0] not in taken] + named
+                     + [p for p in same if p[0] not in taken] + same + free + parts))
+
+
+def _contains(value: str, part: str) -> bool:
+    """Is ``part`` a whole piece of ``value`` (``example/app`` of ``example/app:1.0``, not
+    ``80`` of ``8080``)?"""
+    return value == part or re.search(rf"(?<![\w.]){re.escape(part)}(?![\w.])", value) is not None
+
+
+_ACTION = re.compile(r"\{\{.*?\}\}")
+_DEFAULT = re.compile(r"\bdefault\s+\"?([^\s\"|}]+)")
 
 
 class Locator:
-    """Where a fact read from a rendered document is written in the chart (module doc);
-    ``part``: the (first, end) lines of the template document that rendered it."""
+    """Where a fact read from a rendered document is written in the chart (module doc).
 
-    def __init__(self, doc: RenderedDoc, template: str, values_path: str,
-                 values: str | None, part: tuple[int, int] | None = None) -> None:
+    ``part``: the (first, end) lines of the template document that rendered it; ``values``:
+    the values it was rendered with, as (path, node) layers, the first that sets a value wins
+    (a parent chart's values for its subchart, then the subchart's own); ``helpers``: the
+    chart's helper files (``_helpers.tpl``: (path, lines)), where a pod spec may be written."""
+
+    def __init__(self, doc: RenderedDoc, template: str, values: list[tuple[str, Node]],
+                 part: tuple[int, int] | None = None,
+                 helpers: list[tuple[str, list[str]]] | None = None) -> None:
         self.doc = doc
         self.rendered = doc.text.splitlines()
         self.template = template.splitlines()
+        self.values = values
+        self.helpers = helpers or []
         first, end = part or (0, len(self.template))
         self.part = (first, end)
-        self.aligned = {i: first + j
-                        for i, j in align(self.rendered, self.template[first:end]).items()}
-        self.values_path = values_path
-        documents = compose_all(values) if values else []
-        self.values: Node | None = documents[0] if documents else None
-        self._scalars: dict[str, list[int]] | None = None
+        self._scalars: dict[str, list[Fact]] | None = None
+        self.aligned = {i: first + j for i, j in
+                        align(self.rendered, self.template[first:end], self.could).items()}
 
-    def _values_lines(self) -> dict[str, list[int]]:
-        """Every scalar of ``values.yaml`` → the lines holding it."""
+    def value_at(self, ref: str) -> Fact | None:
+        """The scalar ``.Values<ref>`` gives, where the first layer that sets it writes it."""
+        keys = ref.strip(".").split(".")
+        for path, root in self.values:
+            node = path_get(root, *keys)
+            if node is not None:
+                return fact(node, path)
+        return None
+
+    def could(self, template_value: str, rendered: str) -> bool:
+        """May an action render ``rendered``: a value it reads, or a default it names, is a
+        piece of it (unknown when a value it reads is not a scalar of the values)."""
+        rendered = _unquoted(rendered)
+        refs = _VALUES_REF.findall(template_value)
+        if not refs:
+            return True
+        for ref in refs:
+            found = self.value_at(ref)
+            if found is None or found.value == "" or _contains(rendered, found.value):
+                return True
+        return any(_contains(rendered, d) for d in _DEFAULT.findall(template_value))
+
+    def _values_lines(self) -> dict[str, list[Fact]]:
+        """Every scalar of the values → where it is written."""
         if self._scalars is None:
             self._scalars = {}
-            stack = [self.values] if self.values is not None else []
-            while stack:
-                node = stack.pop()
-                if isinstance(node.value, list):  # a mapping's (key, value) pairs, or items
-                    stack.extend(i[1] if isinstance(i, tuple) else i for i in node.value)
-                elif (found := fact(node, self.values_path)) is not None:
-                    self._scalars.setdefault(found.value, []).append(found.line)
+            for path, root in self.values:
+                stack = [root]
+                while stack:
+                    node = stack.pop()
+                    if isinstance(node.value, list):  # a mapping's (key, value) pairs, or items
+                        stack.extend(i[1] if isinstance(i, tuple) else i for i in node.value)
+                    elif (found := fact(node, path)) is not None:
+                        self._scalars.setdefault(found.value, []).append(found)
         return self._scalars
 
     def _named_value(self, line: str, value: str) -> Fact | None:
-        """The ``.Values`` a template line names that holds ``value`` (or a part of it)."""
+        """The ``.Values`` a template line reads that gives ``value`` (or a piece of it)."""
         for ref in _VALUES_REF.findall(line):
-            found = fact(path_get(self.values, *ref.strip(".").split(".")), self.values_path)
-            if found is not None and found.value and (found.value == value
-                                                      or found.value in value):
+            found = self.value_at(ref)
+            if found is not None and found.value and _contains(value, found.value):
                 return found
         return None
+
+    def _in_template(self, row: int, value: str) -> Fact | None:
+        """The template line itself, when it writes the value or its own words of it (an
+        image ``{{ .Values.repo }}/rs-cart:{{ .Values.tag }}``: "rs-cart" is written there)."""
+        line = self.template[row]
+        written = line.split("{{", 1)[0]
+        own = [w for w in (_unquoted(p) for p in _ACTION.split(line.split(":", 1)[-1])) if w]
+        if value in written or (len(re.sub(r"[^A-Za-z0-9]", "", "".join(own))) >= 3
+                                and all(w in value for w in own)):
+            return Fact(value, self.doc.source, row + 1)
+        return None
+
+    def _in_helpers(self, rendered: str, value: str) -> tuple[Fact | None, Fact | None]:
+        """Where a helper renders the line: (a helper line writing its value, or the line of
+        a value a helper line reads that gives it; else None), and (the only helper line that
+        may render it, else None)."""
+        wanted = _shape(rendered)
+        maybe: list[Fact] = []
+        for path, lines in self.helpers if wanted is not None else []:
+            for i, line in enumerate(lines):
+                if not _renders(_shape(line), wanted or ("", ""), self.could):
+                    continue
+                if "{{" not in line:
+                    return Fact(value, path, i + 1), None
+                if named := self._named_value(line, value):
+                    return Fact(value, named.path, named.line), None
+                maybe.append(Fact(value, path, i + 1))
+        return None, (maybe[0] if len(maybe) == 1 else None)
 
     def locate(self, found: Fact) -> Fact:
         value = found.value
         row = self.aligned.get(found.line - 1)
-        template_line = self.template[row] if row is not None else ""
-        if row is not None and value in template_line.split("{{", 1)[0]:
-            return Fact(value, self.doc.source, row + 1)
-        if row is not None and (named := self._named_value(template_line, value)):
-            return Fact(value, named.path, named.line)
-        lines = self._values_lines().get(value, [])
-        if len(lines) == 1:
-            return Fact(value, self.values_path, lines[0])
+        if row is not None:
+            if cited := self._in_template(row, value):
+                return cited
+            if named := self._named_value(self.template[row], value):
+                return Fact(value, named.path, named.line)
+        rendered = self.rendered[found.line - 1] if 0 < found.line <= len(self.rendered) else ""
+        helper, maybe = self._in_helpers(rendered, value) if row is None else (None, None)
+        if helper is not None:
+            return helper
+        written = self._values_lines().get(value, [])
+        if len(written) == 1:
+            return Fact(value, written[0].path, written[0].line)
         if row is not None:
             return Fact(value, self.doc.source, row + 1)
+        if maybe is not None:
+            return maybe
         first, end = self.part
-        written = next((i for i in range(first, end) if value and value in self.template[i]),
+        literal = next((i for i in range(first, end) if value and value in self.template[i]),
                        first)
-        return Fact(value, self.doc.source, written + 1)
+        return Fact(value, self.doc.source, literal + 1)
 
 
 def relocate(value: Any, move: Callable[[Fact], Fact]) -> Any:
@@ -344,13 +451,36 @@ def rendered_documents(chart: Chart, helm: Path) -> list[tuple[RenderedDoc, Loca
     if text is None:
         return []
     out: list[tuple[RenderedDoc, Locator]] = []
-    seen: dict[str, int] = {}  # template -> its documents read so far
+    used: dict[str, list[int]] = {}  # template -> its documents taken so far
+    helpers = [(chart.path(p), t.splitlines()) for p, t in chart.files
+               if p.endswith(".tpl") and "templates/" in p]
     for doc in split_rendered(strip_release(text, chart.name), chart.folder,
                               lambda p: chart.text(p) is not None):
         template = chart.text(doc.source) or ""
-        values = posixpath.join(doc.source.rsplit("/templates/", 1)[0], "values.yaml")
         index, part = template_part(doc.text.splitlines(), template.splitlines(),
-                                    seen.get(doc.source, 0))
-        seen[doc.source] = index + 1
-        out.append((doc, Locator(doc, template, values, chart.text(values), part)))
+                                    used.get(doc.source, []))
+        used.setdefault(doc.source, []).append(index)
+        out.append((doc, Locator(doc, template, _values_layers(chart, doc.source), part,
+                                 helpers)))
     return out
+
+
+def _values_layers(chart: Chart, source: str) -> list[tuple[str, Node]]:
+    """The values a template of the chart (or of a subchart in its ``charts/``) is rendered
+    with, as (path, node) layers, the outermost chart's first: a parent's ``values.yaml``
+    sets its subchart's values under the subchart's name."""
+    folder = source.rsplit("/templates/", 1)[0]
+    top = chart.folder
+    rest = folder[len(top):].strip("/") if folder.startswith(top) else ""
+    names = [n for n in rest.split("/")[1::2]] if rest else []  # charts/<a>/charts/<b>
+    layers: list[tuple[str, Node]] = []
+    for depth in range(len(names) + 1):
+        here = posixpath.join(top, *[f"charts/{n}" for n in names[:depth]]) if top or depth \
+            else ""
+        path = posixpath.join(here, "values.yaml") if here else "values.yaml"
+        documents = compose_all(chart.text(path) or "")
+        node: Node | None = documents[0] if documents else None
+        node = path_get(node, *names[depth:]) if names[depth:] else node
+        if node is not None:
+            layers.append((path, node))
+    return layers

@@ -4,9 +4,14 @@ tested in tests/integration/test_helm_charts.py."""
 
 from __future__ import annotations
 
+from yaml.nodes import Node
+
 from substrate.connectors.helm_charts import (
+    Chart,
     Locator,
     RenderedDoc,
+    _contains,
+    _values_layers,
     align,
     chart_folders,
     is_chart_path,
@@ -17,7 +22,7 @@ from substrate.connectors.helm_charts import (
     template_parts,
 )
 from substrate.connectors.k8s import K8sManifests, _read_file
-from substrate.connectors.yamlnodes import Fact
+from substrate.connectors.yamlnodes import Fact, compose_all
 
 TEMPLATE = """\
 apiVersion: apps/v1
@@ -83,7 +88,12 @@ SOURCE = "deploy/helm/templates/deployment.yaml"
 
 
 def _locator() -> Locator:
-    return Locator(RenderedDoc(SOURCE, RENDERED), TEMPLATE, "deploy/helm/values.yaml", VALUES)
+    return Locator(RenderedDoc(SOURCE, RENDERED), TEMPLATE, _layers(("deploy/helm/values.yaml",
+                                                                   VALUES)))
+
+
+def _layers(*files: tuple[str, str]) -> list[tuple[str, Node]]:
+    return [(path, compose_all(text)[0]) for path, text in files]
 
 
 def test_chart_files_for_the_replay_filter() -> None:
@@ -157,15 +167,92 @@ def test_facts_of_a_rendered_document_are_relocated() -> None:
     assert read.workloads[0].image == Fact("example/payment:1.2.0", SOURCE, 12)  # not changed
 
 
-def test_a_document_is_aligned_with_the_template_document_of_its_kind() -> None:
+def test_a_document_is_matched_with_the_template_document_of_its_kind_and_name() -> None:
     template = ["{{- if .Values.config }}", "apiVersion: v1", "kind: ConfigMap", "{{- end }}",
-                "---", "apiVersion: v1", "kind: Service", "metadata:", "  name: x",
-                "---", "apiVersion: v1", "kind: Service", "metadata:", "  name: y"]
+                "---", "apiVersion: v1", "kind: Service", "metadata:",
+                "  name: {{ .Release.Name }}-api",
+                "---", "apiVersion: v1", "kind: Service", "metadata:",
+                "  name: {{ .Release.Name }}-web"]
     assert template_parts(template) == [(0, 4), (5, 9), (10, 14)]
-    service = ["apiVersion: v1", "kind: Service", "metadata:", "  name: x"]
-    # the ConfigMap left out by its ``if``: the first Service document, then the second
-    assert template_part(service, template) == (1, (5, 9))
-    assert template_part(service, template, after=2) == (2, (10, 14))
-    locator = Locator(RenderedDoc("t.yaml", "\n".join(service)), "\n".join(template),
-                      "values.yaml", None, (10, 14))
-    assert locator.locate(Fact("x", "t.yaml", 4)) == Fact("x", "t.yaml", 14)
+    service_web = ["apiVersion: v1", "kind: Service", "metadata:", "  name: web"]
+    made = ["apiVersion: v1", "kind: Service", "metadata:", "  name: made-by-a-helper"]
+    # Helm sorts documents by kind: a file's are not in its order; the name decides
+    assert template_part(service_web, template) == (2, (10, 14))
+    # no name written: the first Service not taken yet
+    assert template_part(made, template) == (1, (5, 9))
+    assert template_part(made, template, used=[1]) == (2, (10, 14))
+    locator = Locator(RenderedDoc("t.yaml", "\n".join(made)), "\n".join(template), [],
+                      (10, 14))
+    assert locator.locate(Fact("made-by-a-helper", "t.yaml", 4)) == \
+        Fact("made-by-a-helper", "t.yaml", 14)
+
+
+def test_a_line_is_matched_by_its_literal_value_or_an_action_that_can_render_it() -> None:
+    template = """\
+env:
+  {{- if .Values.ui.message }}
+  - name: UI_MESSAGE
+    value: {{ quote .Values.ui.message }}
+  {{- end }}
+  - name: UI_COLOR
+    value: {{ quote .Values.ui.color }}
+ports:
+  {{- if .Values.tls.enabled }}
+  - port: {{ .Values.tls.port | default 9899 }}
+  {{- end }}
+  - port: {{ .Values.service.grpcPort }}
+""".splitlines()
+    rendered = ["env:", "  - name: UI_COLOR", "    value: \"#34577c\"", "ports:",
+                "  - port: 9999"]
+    values = "ui:\n  color: \"#34577c\"\n  message: \"\"\ntls:\n  port: 9899\n" \
+             "service:\n  grpcPort: 9999\n"
+    locator = Locator(RenderedDoc("t.yaml", "\n".join(rendered)), "\n".join(template),
+                      _layers(("values.yaml", values)))
+    # not the first ``name:`` (UI_MESSAGE, in a false branch), not the TLS port
+    assert locator.aligned == {0: 0, 1: 5, 2: 6, 3: 7, 4: 11}
+    assert locator.locate(Fact("#34577c", "t.yaml", 3)) == Fact("#34577c", "values.yaml", 2)
+    assert locator.locate(Fact("9999", "t.yaml", 5)) == Fact("9999", "values.yaml", 7)
+
+
+def test_a_pod_spec_written_in_a_helper_is_cited_there_or_at_its_values() -> None:
+    template = ["apiVersion: apps/v1", "kind: Deployment", "metadata:",
+                "  name: {{ include \"pgw.fullname\" . }}", "spec:", "  template:",
+                "    spec:", "      {{- include \"pgw.podSpec\" . | nindent 6 }}"]
+    helpers = ["{{- define \"pgw.podSpec\" -}}", "containers:", "  - name: pushgateway",
+               "    image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"",
+               "    ports:", "      - containerPort: 9091", "{{- end }}"]
+    rendered = ["apiVersion: apps/v1", "kind: Deployment", "metadata:", "  name: pgw",
+                "spec:", "  template:", "    spec:", "      containers:",
+                "        - name: pushgateway", "          image: \"prom/pushgateway:v1.11\"",
+                "          ports:", "            - containerPort: 9091"]
+    values = "image:\n  repository: prom/pushgateway\n  tag: v1.11\nport: 9091\n" \
+             "probe:\n  port: 9091\n"
+    locator = Locator(RenderedDoc("t.yaml", "\n".join(rendered)), "\n".join(template),
+                      _layers(("values.yaml", values)), None, [("_helpers.tpl", helpers)])
+    assert locator.locate(Fact("prom/pushgateway:v1.11", "t.yaml", 10)) == \
+        Fact("prom/pushgateway:v1.11", "values.yaml", 2)
+    assert locator.locate(Fact("9091", "t.yaml", 12)) == Fact("9091", "_helpers.tpl", 6)
+
+
+def test_a_parent_chart_sets_its_subcharts_values() -> None:
+    template = ["kind: Deployment", "spec:", "  env:", "    - name: COLOR",
+                "      value: {{ .Values.ui.color | quote }}"]
+    rendered = ["kind: Deployment", "spec:", "  env:", "    - name: COLOR",
+                "      value: \"#ff0000\""]
+    parent = "podinfo:\n  ui:\n    color: \"#ff0000\"\n"
+    own = "ui:\n  color: \"#34577c\"\n"
+    layers = _values_layers(Chart("deploy/app", "app", (("values.yaml", parent),
+                                                        ("charts/podinfo/values.yaml", own))),
+                            "deploy/app/charts/podinfo/templates/deployment.yaml")
+    assert [p for p, _ in layers] == ["deploy/app/values.yaml",
+                                      "deploy/app/charts/podinfo/values.yaml"]
+    locator = Locator(RenderedDoc("d.yaml", "\n".join(rendered)), "\n".join(template), layers)
+    assert locator.locate(Fact("#ff0000", "d.yaml", 5)) == \
+        Fact("#ff0000", "deploy/app/values.yaml", 3)
+
+
+def test_a_piece_of_a_value_is_a_whole_word_of_it() -> None:
+    assert _contains("example/app:1.0", "example/app")
+    assert _contains("http://cart:80/api", "cart")
+    assert not _contains("8080", "80")
+    assert not _contains("1.2.0", "1.2")

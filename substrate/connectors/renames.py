@@ -52,14 +52,12 @@ def renamed_paths(repo: Path, before: str, after: str) -> dict[str, str]:
 
 def find(repo: Path, before: str, previous: GraphBatch, after: str,
          current: GraphBatch) -> list[Rename]:
-    """:func:`detect` for two parsed commits; git is asked only when an entity vanished and
-    another appeared."""
+    """:func:`detect` for two parsed commits (git is asked only when an entity vanished and
+    another appeared), then :func:`redeclared`."""
     now = {n.ceid for n in current.nodes if n.label in RENAMEABLE}
     then = {n.ceid for n in previous.nodes if n.label in RENAMEABLE}
-    if not (now - then):
-        return []
     moved = detect(previous, current, renamed_paths(repo, before, after)) \
-        if then - now else []
+        if then - now and now - then else []
     return [*moved, *redeclared(previous, current, {m.new.ceid for m in moved})]
 
 
@@ -99,14 +97,17 @@ def _image(node: NodeRecord) -> str | None:
 
 
 def redeclared(previous: GraphBatch, current: GraphBatch, taken: set[str]) -> list[Rename]:
-    """Renames in place (see the module doc): a new entity (not in ``taken``) declared in a
+    """Renames in place (see the module doc): an entity (not in ``taken``) newly declared in a
     file that, in the previous commit, declared exactly one entity of the same label and
-    image which that file no longer declares, and no other new entity pairs with it."""
+    image which that file no longer declares, and no other entity pairs with it. An entity
+    another file declared before (a Helm chart's ``orders-rabbitmq`` before a manifest bundle
+    renamed its ``rabbitmq`` to it) is linked, not merged."""
     now = {n.ceid: n for n in current.nodes if n.label in RENAMEABLE}
     then = {n.ceid: n for n in previous.nodes if n.label in RENAMEABLE}
     pairs: list[tuple[NodeRecord, NodeRecord, str]] = []
-    for new in (n for c, n in now.items() if c not in then and c not in taken and _image(n)):
-        for path in sorted(_paths(new)):
+    for new in (n for c, n in now.items() if c not in taken and _image(n)):
+        before = _paths(then[new.ceid]) if new.ceid in then else set()
+        for path in sorted(_paths(new) - before):
             olds = [o for o in then.values() if o.label == new.label
                     and _image(o) == _image(new) and path in _paths(o)
                     and (o.ceid not in now or path not in _paths(now[o.ceid]))]
@@ -119,5 +120,5 @@ def redeclared(previous: GraphBatch, current: GraphBatch, taken: set[str]) -> li
             continue  # ambiguous: not a rename
         ref = _ref_in(new, path) or new.provenance[0]
         found.append(Rename(old, new, path, path, ref, kind="same image",
-                            link_only=old.ceid in now))
+                            link_only=old.ceid in now or new.ceid in then))
     return found

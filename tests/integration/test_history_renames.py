@@ -3,7 +3,9 @@
 retail-store-sample-app, 2023-04-16 .. 2023-04-22: on 2023-04-17 (merge 91d7383, release
 0.3.0) ``dist/kubernetes/deploy.yaml`` renamed its RabbitMQ StatefulSet ``rabbitmq`` to
 ``orders-rabbitmq`` (same image ``rabbitmq:3-management``, same file) while the Compose files
-kept declaring ``rabbitmq``. The replay links the two with a ``RENAMED_TO`` edge whose
+kept declaring ``rabbitmq`` (and the orders Helm chart, rendered, already declared
+``orders-rabbitmq``: the bundle's declaration moved to it). The replay links the two with a
+``RENAMED_TO`` edge whose
 evidence is the line naming the new one at the renaming commit (it resolves: ``substrate
 audit evidence`` audits the replay's rename links too); both entities stay live with their
 own histories, and the link outlives the later commits of the window (the replay's sync mode

@@ -121,6 +121,18 @@ def test_a_declaration_renamed_in_place_with_the_same_image() -> None:
     twin = imaged("infra:carts-rabbitmq", "rabbitmq:3-management", "dist/deploy.yaml#L9@9034df1")
     assert redeclared(GraphBatch([old]), GraphBatch([still, new, twin]), set()) == []
     assert redeclared(GraphBatch([old]), GraphBatch([new]), {new.ceid}) == []  # taken
+    # the new name declared before by another file (a chart): a link, never a merge
+    chart = "deploy/charts/orders/templates/rabbitmq.yaml#L5@1111111"
+    known = imaged("infra:orders-rabbitmq", "rabbitmq:3-management", chart)
+    moved = imaged("infra:orders-rabbitmq", "rabbitmq:3-management", chart,
+                   "dist/deploy.yaml#L1127@9034df1")
+    (link,) = redeclared(GraphBatch([old, known]), GraphBatch([still, moved]), set())
+    assert (link.old.ceid, link.new.ceid, link.link_only) == (
+        "infra:rabbitmq", "infra:orders-rabbitmq", True)
+    assert link.evidence_ref == "dist/deploy.yaml#L1127@9034df1"
+    (link,) = redeclared(GraphBatch([old, known]), GraphBatch([moved]), set())
+    assert link.link_only  # both existed before: no merge of two identities
+    assert redeclared(GraphBatch([old, moved]), GraphBatch([still, moved]), set()) == []
 
 
 def test_membership_is_stated_by_the_cited_files_folder() -> None:

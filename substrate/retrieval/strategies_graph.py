@@ -67,8 +67,11 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
             result.facts.append({"subject": service, "target": row["target"],
                                  "depth": row["depth"], "hops": row["hops"]})
         if not rows:  # looked up and found nothing: the answer says so, and what waits
+            waiting = await suggested(ctx, service, direction)
             result.facts.append({"subject": service, "target": None, "depth": 0, "hops": [],
-                                 "suggested": await suggested(ctx, service, direction)})
+                                 "suggested": waiting})
+            if waiting:  # a reviewer's decision changes the answer: it is not cached
+                result.pending = "verification"
     return result
 
 

@@ -33,7 +33,10 @@ def test_ask_through_the_gateway_matches_in_process(stack: Settings) -> None:
     local = ask(QUESTION, "--json", "--local")
     assert remote.returncode == 0 and local.returncode == 0, remote.stderr + local.stderr
     a, b = json.loads(remote.stdout), json.loads(local.stdout)
-    assert a["snapshot_version"] == b["snapshot_version"]
+    # the same snapshot, unless the gateway's answer is a cache entry made at an earlier
+    # version that no later write touched (a stack kept running across test sessions)
+    assert a["snapshot_version"] == b["snapshot_version"] or (
+        a["cache"]["hit"] and a["snapshot_version"] < b["snapshot_version"]), (a["cache"], b)
     assert {c["to"] for c in a["citations"]} == {c["to"] for c in b["citations"]}
     assert "service:cart" in {c["to"] for c in a["citations"]}
 

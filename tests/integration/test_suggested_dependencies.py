@@ -52,3 +52,17 @@ def test_a_store_named_after_a_service_is_suggested_until_approved(
     after = ask(stack, tenant, "What does carts depend on?")["answer"]
     assert after.startswith("carts depends on: carts-db"), after
     assert "Suggested" not in after
+
+
+def test_a_rejected_suggestion_leaves_the_answer_at_once(stack: Settings, tenant: str) -> None:
+    body = ask(stack, tenant, "What does carts depend on?")
+    assert "Suggested, awaiting verification" in body["answer"], body["answer"]
+    assert body.get("pending") == ["verification"]  # so the answer is not cached
+    assert body["cache"]["status"] != "storing"
+    item = int(body["answer"].split("queue item ", 1)[1].split(")", 1)[0])
+    with gateway(stack, headers={"X-Tenant": tenant}) as api:
+        done = api.post(f"/queue/{item}/reject", json={"comment": "not carts'"})
+    assert done.status_code == 200, done.text
+    after = ask(stack, tenant, "What does carts depend on?")["answer"]
+    assert after.startswith("No dependencies are recorded for carts"), after
+    assert "Suggested" not in after

@@ -57,15 +57,24 @@ _KEY = re.compile(r"^([A-Za-z0-9_.\-/\"']+):(?:\s|$)")
 log = logging.getLogger(__name__)
 
 
+_RENDERED_EXTENSIONS = (".yaml", ".yml", ".tpl")
+# what ``.Files.Get`` in a chart folder mostly reads (configuration files, not source code)
+_CHART_FILE_EXTENSIONS = (*_RENDERED_EXTENSIONS, ".json", ".conf", ".toml", ".ini", ".cfg",
+                          ".properties", ".txt", ".sh", ".lua", ".xml")
+
+
 def is_chart_path(path: str) -> bool:
     """May the file change what a chart renders? (For the replay's path filter: a chart's
-    ``Chart.yaml``, values, templates and helpers, and anything in a folder named like a
-    chart's, where ``.Files.Get`` may read it.)"""
+    ``Chart.yaml``, values, templates and helpers, and configuration files in a folder named
+    like a chart's, where ``.Files.Get`` may read them. Not a Django or Rails ``templates/``
+    page, nor the source code of a ``charts/`` component folder.)"""
     name = posixpath.basename(path)
     parts = path.split("/")[:-1]
     return (name in ("Chart.yaml", "Chart.lock", "requirements.yaml", ".helmignore")
             or name.endswith(".tpl") or (name.startswith("values") and name.endswith(".yaml"))
-            or "templates" in parts or any(p in _CHART_FOLDER_NAMES for p in parts))
+            or ("templates" in parts and name.endswith(_RENDERED_EXTENSIONS))
+            or (any(p in _CHART_FOLDER_NAMES for p in parts)
+                and name.endswith(_CHART_FILE_EXTENSIONS)))
 
 
 def chart_folders(files: Iterable[str]) -> list[str]:

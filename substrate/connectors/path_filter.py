@@ -78,8 +78,9 @@ READERS: tuple[Reader, ...] = (
     Reader("compose mounts", may_be_mounted,
            "**/*.y(a)ml, *.conf, *.toml, *.ini, *.properties, *.cfg, *.hcl outside .github/"),
     Reader("k8s", _k8s, "**/*.yaml, **/*.yml outside .github/ and docs/"),
-    Reader("helm charts", is_chart_path, "**/Chart.yaml, **/values*.yaml, **/templates/**, "
-           "**/*.tpl, and everything under a folder named chart(s), helm or helm-chart(s)"),
+    Reader("helm charts", is_chart_path, "**/Chart.yaml, **/values*.yaml, **/templates/*.y(a)ml,"
+           " **/*.tpl, and configuration files under a folder named chart(s), helm or "
+           "helm-chart(s)"),
     Reader("cloudfoundry", is_cloudfoundry_path, "**/manifest.y(a)ml, **/manifest-*.y(a)ml, "
            "**/*-manifest.y(a)ml and their vars files: **/*.y(a)ml outside .github/"),
     Reader("aspire", is_apphost_path, "**/*AppHost/*.cs (a .NET Aspire app host)"),

@@ -101,7 +101,8 @@ def test_chart_files_for_the_replay_filter() -> None:
                  "x/templates/_helpers.tpl", "helm-chart/files/nginx.conf",
                  "src/cart/chart/.helmignore", "values-prod.yaml"):
         assert is_chart_path(path), path
-    for path in ("src/cart/Main.java", "README.md", "k8s/cart.yaml", "docs/charts.md"):
+    for path in ("src/cart/Main.java", "README.md", "k8s/cart.yaml", "docs/charts.md",
+                 "src/registrar/templates/home.html", "web/src/components/charts/Line.tsx"):
         assert not is_chart_path(path), path
 
 

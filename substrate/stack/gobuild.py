@@ -17,15 +17,17 @@ from substrate.errors import StackError
 BUILD_TIMEOUT_S = 1800
 
 
-def _env(gobin: str | None = None) -> dict[str, str]:
-    return {**os.environ, **({"GOBIN": gobin} if gobin else {}), "GOFLAGS": "-buildvcs=false",
-            "CGO_ENABLED": "0"}
+def _env(cache: Path, gobin: str | None = None, flags: str = "") -> dict[str, str]:
+    """Go's environment: its module and build caches under ``cache`` (the state directory,
+    not the user's home; modules writable, so deleting the state directory works)."""
+    return {**os.environ, **({"GOBIN": gobin} if gobin else {}),
+            "GOMODCACHE": str(cache / "mod"), "GOCACHE": str(cache / "build"),
+            "GOFLAGS": f"-buildvcs=false -modcacherw {flags}".strip(), "CGO_ENABLED": "0"}
 
 
-def _run(command: list[str], name: str, cwd: Path | None = None,
-         env: dict[str, str] | None = None) -> None:
+def _run(command: list[str], name: str, env: dict[str, str], cwd: Path | None = None) -> None:
     try:
-        subprocess.run(command, env=env or _env(), cwd=cwd, check=True, capture_output=True,
+        subprocess.run(command, env=env, cwd=cwd, check=True, capture_output=True,
                        text=True, timeout=BUILD_TIMEOUT_S)
     except subprocess.CalledProcessError as exc:
         raise StackError(f"building {name} failed", exc.stderr[-2000:]) from exc
@@ -41,20 +43,20 @@ def _go(name: str, module: str) -> str:
     return go
 
 
-def go_build(source: Path, target: Path, ldflags: str = "") -> Path:
+def go_build(source: Path, target: Path, cache: Path, ldflags: str = "") -> Path:
     """Build the Go module in folder ``source`` (its ``go.mod`` and ``go.sum`` pin what it
-    uses) into ``target``."""
+    uses, ``-mod=readonly``) into ``target``."""
     go = _go(target.name, str(source))
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
-    env = {**_env(), "GOFLAGS": "-buildvcs=false -mod=readonly"}  # go.sum as committed
     _run([go, "build", "-trimpath", *(["-ldflags", ldflags] if ldflags else []), "-o",
-          str(partial), "."], target.name, cwd=source, env=env)
+          str(partial), "."], target.name, _env(cache, flags="-mod=readonly"), cwd=source)
     os.replace(partial, target)
     return target
 
 
-def go_install(package: str, version: str, target: Path, ldflags: str = "") -> Path:
+def go_install(package: str, version: str, target: Path, cache: Path,
+               ldflags: str = "") -> Path:
     """Build ``package@v<version>`` (the module path of its command) and move the binary to
     ``target``; ``ldflags`` is passed to the linker (``-s -w`` drops the symbol tables)."""
     name = package.rstrip("/").rsplit("/", 1)[-1]
@@ -62,6 +64,6 @@ def go_install(package: str, version: str, target: Path, ldflags: str = "") -> P
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as gobin:
         _run([go, "install", *(["-ldflags", ldflags] if ldflags else []),
-              f"{package}@v{version}"], f"{name} v{version}", env=_env(gobin))
+              f"{package}@v{version}"], f"{name} v{version}", _env(cache, gobin))
         os.replace(Path(gobin) / name, target)
     return target

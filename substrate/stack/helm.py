@@ -53,7 +53,7 @@ def install(settings: Settings) -> Path:
     target = binary_path(settings)
     if is_current(target):
         return target
-    go_build(SOURCE_DIR, target, "-s -w")
+    go_build(SOURCE_DIR, target, settings.cache_dir / "go", "-s -w")
     _digest_file(target).write_text(source_digest() + "\n")
     return target
 

@@ -48,7 +48,7 @@ def install(settings: Settings, version: str = OPA_VERSION) -> Path:
     target = binary_path(settings)
     if installed_version(target) == version:
         return target
-    return go_install(GO_MODULE, version, target)
+    return go_install(GO_MODULE, version, target, settings.cache_dir / "go")
 
 
 def serve_command(binary: Path, port: int, policy_dir: Path = POLICY_DIR) -> list[str]:

@@ -1,7 +1,7 @@
 """Helm charts → the Kubernetes manifests they render, each fact cited at a line of the chart.
 
 A chart is a folder with ``Chart.yaml`` (not a library chart, and not a subchart in another
-chart's folder: its parent renders it). Helm's own Go packages render it as ``helm template
+chart's ``charts/`` folder: its parent renders it). Helm's own Go packages render it as ``helm template
 <release> <folder> --no-hooks`` would, with its default values, in the long-lived renderer of
 ``plugins/helm-render`` (:mod:`substrate.stack.helm`). The documents it renders are
 read by :mod:`substrate.connectors.k8s` like any manifest, and each fact read from them is cited
@@ -78,12 +78,13 @@ def is_chart_path(path: str) -> bool:
 
 
 def chart_folders(files: Iterable[str]) -> list[str]:
-    """Folders holding a ``Chart.yaml`` that no other such folder holds, shallowest first."""
+    """Folders holding a ``Chart.yaml``, shallowest first, but for subcharts (a folder in
+    another chart's ``charts/``: that chart renders it)."""
     found = sorted({posixpath.dirname(p) for p in files if posixpath.basename(p) == "Chart.yaml"},
                    key=lambda f: (f.count("/"), f))
     top: list[str] = []
     for folder in found:
-        if not any(folder.startswith(f"{outer}/") or outer == "" for outer in top):
+        if not any(folder.startswith(posixpath.join(outer, "charts") + "/") for outer in top):
             top.append(folder)
     return top
 
@@ -370,12 +371,12 @@ class Renderer:
         self.binary = binary
         self.lock = threading.Lock()
         self.process: subprocess.Popen[bytes] | None = None
+        atexit.register(self.close)
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self.process is None or self.process.poll() is not None:
             self.process = subprocess.Popen([str(self.binary)], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-            atexit.register(self.close)
         return self.process
 
     def render(self, files: dict[str, str]) -> str | None:
@@ -481,12 +482,10 @@ def _values_layers(chart: Chart, source: str) -> list[tuple[str, Node]]:
     folder = source.rsplit("/templates/", 1)[0]
     top = chart.folder
     rest = folder[len(top):].strip("/") if folder.startswith(top) else ""
-    names = [n for n in rest.split("/")[1::2]] if rest else []  # charts/<a>/charts/<b>
+    names = rest.split("/")[1::2] if rest else []  # charts/<a>/charts/<b>
     layers: list[tuple[str, Node]] = []
     for depth in range(len(names) + 1):
-        here = posixpath.join(top, *[f"charts/{n}" for n in names[:depth]]) if top or depth \
-            else ""
-        path = posixpath.join(here, "values.yaml") if here else "values.yaml"
+        path = posixpath.join(top, *[f"charts/{n}" for n in names[:depth]], "values.yaml")
         documents = compose_all(chart.text(path) or "")
         node: Node | None = documents[0] if documents else None
         node = path_get(node, *names[depth:]) if names[depth:] else node

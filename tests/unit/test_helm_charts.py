@@ -107,9 +107,9 @@ def test_chart_files_for_the_replay_filter() -> None:
 
 
 def test_chart_folders_leave_out_subcharts() -> None:
-    files = ["Chart.yaml", "charts/redis/Chart.yaml", "src/cart/chart/Chart.yaml",
+    files = ["Chart.yaml", "charts/redis/Chart.yaml", "examples/demo/Chart.yaml",
              "README.md"]
-    assert chart_folders(files) == [""]  # the root chart renders its subchart
+    assert chart_folders(files) == ["", "examples/demo"]  # the root chart renders redis
     files = ["deploy/app/Chart.yaml", "deploy/app/charts/db/Chart.yaml",
              "src/cart/chart/Chart.yaml"]
     assert chart_folders(files) == ["deploy/app", "src/cart/chart"]

@@ -1,29 +1,38 @@
 """Helm charts → the Kubernetes manifests they render, each fact cited at a line of the chart.
 
 A chart is a folder with ``Chart.yaml`` (not a library chart, and not a subchart in another
-chart's ``charts/`` folder: its parent renders it). Helm's own Go packages render it as ``helm template
-<release> <folder> --no-hooks`` would, with its default values, in the long-lived renderer of
-``plugins/helm-render`` (:mod:`substrate.stack.helm`). The documents it renders are
-read by :mod:`substrate.connectors.k8s` like any manifest, and each fact read from them is cited
-where a reader of the repository finds it:
+chart's ``charts/`` folder: its parent renders it). Helm's own Go packages render it as
+``helm template <release> <folder> --no-hooks`` would, with its default values, in the
+long-lived renderer of ``plugins/helm-render`` (:mod:`substrate.stack.helm`). The documents
+it renders are read by :mod:`substrate.connectors.k8s` like any manifest, and each fact read
+from them is cited where a reader of the repository finds it:
 
-- the template line that renders it, when the value is written there (``containerPort: 8080``);
-- else the line of the chart's ``values.yaml`` that a ``.Values.a.b`` on that template line
-  names, when it holds the value (or a part of it: an image's repository);
-- else the only line of ``values.yaml`` holding the value;
+- the template line that renders it, when the value is written there (``containerPort: 8080``)
+  or the line's own words are a part of it (``{{ .Values.repo }}/rs-cart:{{ .Values.tag }}``);
+- else the line of the ``values.yaml`` that a ``.Values.a.b`` on that template line reads, when
+  it gives the value or a whole piece of it (an image's repository); a parent chart's values
+  come before its subchart's own (:func:`_values_layers`);
+- for a line no template line renders (a pod spec a helper writes), the helper line
+  (``_helpers.tpl``) that writes the value, or the values line such a helper line reads;
+- else the only values line holding the value;
 - else the template line (a name a helper makes: ``name: {{ include "cart.fullname" . }}``),
   or the template's first line when no template line rendered it.
 
-Rendered lines are matched to template lines in order, by their key (``containerPort:``) or
-their text; lines a helper or ``toYaml`` expanded match none. The release is named
-:data:`RELEASE`, then left out of the names it prefixes: the usual ``fullname`` helper makes
-``<release>-<chart>``, so a chart's workload is named as the chart names it (``carts``, not
-``release-name-carts``), and a name that is the release alone is the chart's name.
+A rendered document is matched with the template document of its kind and name (Helm sorts
+what it renders by kind, so a file's documents come out in another order), and its lines with
+that document's lines in order: the same key and literal value, or the same key and an action
+that can render the value (a value it reads, or its ``default``, is a piece of it), so a line
+of a branch an ``if`` left out is passed over; lines ``toYaml`` expanded match none. The
+release is named :data:`RELEASE`, then left out of the names it prefixes: the usual
+``fullname`` helper makes ``<release>-<chart>``, so a chart's workload is named as the chart
+names it (``carts``, not ``release-name-carts``), and a name that is the release alone is the
+chart's name.
 
 A chart whose dependencies are not in its ``charts/`` folder (or only as archives) renders
-without them; a template that fails with the default values (a value it reads is not set) is
-left out and the rest rendered; a chart that fails otherwise is skipped, and every chart is when
-the renderer is not built (``substrate up`` builds it when Go is there).
+without them; a template that fails with the default values (a value it reads is not set, a
+``required`` one is empty, or what it renders is not YAML) is left out and the rest rendered,
+logged with the reason; a chart that fails otherwise is skipped, and every chart is when the
+renderer is not built (``substrate up`` builds it when Go is there).
 """
 
 from __future__ import annotations
@@ -379,8 +388,9 @@ class Renderer:
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         return self.process
 
-    def render(self, files: dict[str, str]) -> str | None:
-        """The chart's manifests, None when it does not render (logged)."""
+    def render(self, files: dict[str, str], folder: str = "") -> str | None:
+        """The chart's manifests, None when it does not render (logged with ``folder``, as
+        are the templates left out)."""
         request = orjson.dumps({"release": RELEASE, "namespace": "default", "files": files})
         with self.lock:
             for attempt in range(2):
@@ -399,10 +409,11 @@ class Renderer:
                     log.warning("the Helm renderer %s stopped answering", self.binary)
                     return None
         answer = orjson.loads(line)
+        where = folder or "."
         if answer.get("skipped"):
-            log.info("helm chart rendered without %s", ", ".join(answer["skipped"]))
+            log.info("helm chart %s rendered without %s", where, "; ".join(answer["skipped"]))
         if answer.get("error"):
-            log.info("helm chart not rendered: %s", str(answer["error"])[:500])
+            log.info("helm chart %s not rendered: %s", where, str(answer["error"])[:500])
             return None
         return str(answer.get("manifest") or "")
 
@@ -457,7 +468,7 @@ def charts(snap: GitSnapshot) -> list[Chart]:
 def rendered_documents(chart: Chart, helm: Path) -> list[tuple[RenderedDoc, Locator]]:
     """Every document the chart renders, with the locator of its facts (memoised: a replay
     reads a chart again only when one of its files changed)."""
-    text = _RENDERERS.setdefault(helm, Renderer(helm)).render(dict(chart.files))
+    text = _RENDERERS.setdefault(helm, Renderer(helm)).render(dict(chart.files), chart.folder)
     if text is None:
         return []
     out: list[tuple[RenderedDoc, Locator]] = []

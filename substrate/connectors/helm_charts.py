@@ -46,7 +46,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -424,7 +424,10 @@ class Renderer:
         self.process = None
 
 
-_RENDERERS: dict[Path, Renderer] = {}
+@lru_cache(maxsize=4)
+def _renderer(binary: Path) -> Renderer:
+    """The one renderer process of this interpreter for ``binary``."""
+    return Renderer(binary)
 
 
 @dataclass(frozen=True)
@@ -439,11 +442,13 @@ class Chart:
     def path(self, relative: str) -> str:
         return posixpath.join(self.folder, relative) if self.folder else relative
 
+    @cached_property
+    def _texts(self) -> dict[str, str]:
+        return {self.path(p): t for p, t in self.files}
+
     def text(self, path: str) -> str | None:
         """The text of a repository path inside the chart."""
-        prefix = f"{self.folder}/" if self.folder else ""
-        relative = path[len(prefix):] if path.startswith(prefix) else None
-        return next((t for p, t in self.files if p == relative), None)
+        return self._texts.get(path)
 
 
 def charts(snap: GitSnapshot) -> list[Chart]:
@@ -468,7 +473,7 @@ def charts(snap: GitSnapshot) -> list[Chart]:
 def rendered_documents(chart: Chart, helm: Path) -> list[tuple[RenderedDoc, Locator]]:
     """Every document the chart renders, with the locator of its facts (memoised: a replay
     reads a chart again only when one of its files changed)."""
-    text = _RENDERERS.setdefault(helm, Renderer(helm)).render(dict(chart.files), chart.folder)
+    text = _renderer(helm).render(dict(chart.files), chart.folder)
     if text is None:
         return []
     out: list[tuple[RenderedDoc, Locator]] = []

@@ -54,6 +54,7 @@ from substrate.connectors.owners_files import owner_maps_batch, owners_files_bat
 from substrate.connectors.ownership_paths import module_batch
 from substrate.connectors.postmortem import postmortem_batch
 from substrate.connectors.readme_tables import describe_from_tables
+from substrate.connectors.terraform import add_terraform
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
 SERVICE_ROOTS = ("services", "apps")
@@ -287,7 +288,7 @@ def batch_at(
     index = NameIndex()
     dirs = register_folders(snap, index)
     batch = GraphBatch()
-    batch.extend(manifest_batch(snap, index, add_cloudfoundry, add_aspire))
+    batch.extend(manifest_batch(snap, index, add_cloudfoundry, add_aspire, add_terraform))
     catalog, folders = catalog_batch(snap, index)
     batch.extend(catalog)
     dirs.update({c: f for c, f in folders.items() if c not in dirs})

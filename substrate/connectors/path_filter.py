@@ -44,6 +44,7 @@ from substrate.connectors.owners_files import is_owners_path
 from substrate.connectors.ownership_paths import is_package_marker
 from substrate.connectors.postmortem import is_postmortem_path
 from substrate.connectors.readme_tables import TABLE_FILES, is_table_path
+from substrate.connectors.terraform import is_terraform_path
 
 _RECORD = "\x1e"
 
@@ -83,6 +84,7 @@ READERS: tuple[Reader, ...] = (
            "helm-chart(s)"),
     Reader("cloudfoundry", is_cloudfoundry_path, "**/manifest.y(a)ml, **/manifest-*.y(a)ml, "
            "**/*-manifest.y(a)ml and their vars files: **/*.y(a)ml outside .github/"),
+    Reader("terraform", is_terraform_path, "**/*.tf"),
     Reader("aspire", is_apphost_path, "**/*AppHost/*.cs (a .NET Aspire app host)"),
     Reader("codeowners", lambda p: p in LOCATIONS, ", ".join(LOCATIONS)),
     Reader("owners", is_owners_path, "**/OWNERS, OWNERS_ALIASES, **/owners.y(a)ml, ..."),

@@ -30,6 +30,7 @@ from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.cloudfoundry import is_manifest_path
 from substrate.connectors.compose import is_compose_file
 from substrate.connectors.k8s import INSIDE
+from substrate.connectors.terraform import ENGINE_KEYS, SIZE_KEYS, is_terraform_path
 
 SHOWN = 3
 _WANT = {
@@ -48,13 +49,17 @@ _WANT = {
                            r"|coded)\s+in\b", re.I),
     # how it is deployed: the files that deploy it ("how is cart deployed?")
     "deployment": re.compile(r"\bdeploy(?:s|ed|ment|ments)?\b|\bmanifests?\b"
-                             r"|\bhelm\s+charts?\b", re.I),
+                             r"|\bhelm\s+charts?\b|\bprovision\w*|\bterraform\b", re.I),
+    # what a piece of infrastructure is: its kind, engine and size (Terraform)
+    "kind": re.compile(r"\bengines?\b|\b(?:kind|type|sort)\s+of\b|\b(?:instance|node)\s+"
+                       r"(?:class|type|size)s?\b|\btier\b", re.I),
 }
 # what deploys a manifest, by the connector that reads it (any other: a Kubernetes manifest)
 _DEPLOYERS: tuple[tuple[Callable[[str], bool], str], ...] = (
     (lambda p: is_compose_file(posixpath.basename(p)), "Docker Compose"),
     (is_manifest_path, "Cloud Foundry"),
     (is_apphost_path, "the .NET Aspire app host"),
+    (is_terraform_path, "Terraform"),
     (is_catalog_path, "the Backstage catalog"))
 _HOST_SIDE = re.compile(r"\bpublish\w*|\bhost\s+port|\bexpos\w+|\bon\s+the\s+host\b", re.I)
 # "which port does frontend listen on?": the port the subject itself listens on, before the
@@ -161,6 +166,7 @@ def node_values(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str,
             value = str(props[attr])
             out.append({"attr": attr, "value": value, "refs": [lines.get((attr, value), "")]})
     out += _deployments(props)
+    out += _kind(props, lines)
     for pair in props.get("env") or []:
         key, _, value = str(pair).partition("=")
         if _NAME_KEYS.search(key) and value and "***" not in value:
@@ -169,6 +175,24 @@ def node_values(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str,
     for c in out:
         c["node"] = entity
     return out
+
+
+def _kind(props: dict[str, Any], lines: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+    """What a piece of infrastructure is, where a file states it: "a database
+    (aurora-postgresql 15.10, db.t3.medium)", cited at the declaration and each detail."""
+    kind = props.get("kind")
+    refs = [lines.get(("kind", str(kind)), "") or lines.get(("image", str(props.get("image"))),
+                                                             "")]
+    if not kind or not refs[0]:
+        return []
+    engine = " ".join(str(props[k]) for k in ENGINE_KEYS if props.get(k))
+    size = next((str(props[k]) for k in SIZE_KEYS if props.get(k)), "")
+    details = ", ".join(d for d in (engine, size) if d)
+    refs += [lines.get((k, str(props[k])), "") for k in (*ENGINE_KEYS, *SIZE_KEYS)
+             if props.get(k)]
+    article = "an" if str(kind)[:1] in "aeiou" else "a"
+    value = f"{article} {kind}" + (f" ({details})" if details else "")
+    return [{"attr": "kind", "value": value, "refs": refs}]
 
 
 def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:

@@ -524,6 +524,8 @@ def _stated(c: dict[str, Any], subject: str, cites: Citations) -> str:
         return f"written in {c['value']}{refs}"
     if c["attr"] == "deployment":
         return f"deployed by {c['value']}{refs}"
+    if c["attr"] == "kind":  # "a database (aurora-postgresql 15.10)"
+        return f"{c['value']}{refs}"
     if c["attr"] == "exposure":
         return f"{c['value']}{refs}"
     what = {"port": "published/listening port", "image": "image",

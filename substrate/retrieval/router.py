@@ -180,13 +180,19 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     # how a service is deployed: the files that deploy it (attributes.py), not instructions
     (_I.ATTRIBUTES, 0.85, r"^\W*(?:how|where|by\s+what|with\s+what)\s+(?:is|are|was|were|gets?)"
                           r"\s+(?:the\s+)?[\w.-]+(?:\s+(?:service|svc|api|app|application"
-                          r"|database|db|datastore|cache|queue))?\s+deployed\b"
+                          r"|database|db|datastore|cache|queue|bucket))?\s+(?:deployed"
+                          r"|provisioned)\b"
                           r"|\bwhat\s+deploys\b|\b(?:which|what)\s+(?:manifests?|files?"
                           r"|helm\s+charts?|charts?)\s+(?:deploys?|defines?|runs?)\b"),
     # how a service is reached: the Kubernetes Services exposing it, its published ports
     (_I.ATTRIBUTES, 0.85, r"^\W*(?:how|where)\s+(?:is|are)\s+(?:the\s+)?[\w.-]+(?:\s+service)?"
                           r"\s+exposed\b|^\W*is\s+(?:the\s+)?[\w.-]+(?:\s+service)?\s+(?:exposed"
                           r"|reachable|accessible)\b"),
+    # what a piece of infrastructure is: "which engine does orders_rds run?", "what kind of
+    # database is fac-db?", "what instance class is it?"
+    (_I.ATTRIBUTES, 0.85, r"\b(?:which|what)\s+(?:\w+\s+)?engines?\b|\bengine\s+versions?\b"
+                          r"|\b(?:instance|node)\s+(?:class|type|size)s?\b"
+                          r"|^\W*what\s+(?:kind|type|sort)\s+of\s+(?:\w+\s+)?(?:is|are)\b"),
     (_I.ATTRIBUTES, 0.85, r"\b(?:which|what)\s+(?:(?:container|docker|oci)\s+)?image\b"
                           r"|\b(?:database|db|schema|bucket|queue|topic)\s+name\b"),
     # a question opening with "when did/was" asks for a time, whatever else it names

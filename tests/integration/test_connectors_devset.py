@@ -221,7 +221,13 @@ def test_fac_path_scoped_codeowners_owns_no_service(
     assert entities["service:web"]["path"] == "backend/"
     assert "Service" in entities["service:api"]["_labels"]  # postgrest is not postgres
     assert not [k for k in found if k[1] in ("OWNS", "PRIMARY_OWNER")
-                and not k[2].startswith("module:")]
+                and k[2].startswith("service:")]
+    # what the rules own besides folders: the stores the Terraform files under them create
+    # (fac-db in terraform/shared/modules/env/env.tf, under the rule of line 20)
+    owned = {k[2] for k in found if k[1] == "OWNS" and not k[2].startswith("module:")}
+    assert owned and all(entities[c]["kind"] in ("database", "storage") for c in owned), owned
+    rule = found[("team:fac-admins", "OWNS", "infra:fac-db")]
+    assert rule["pattern"] == "/terraform/shared/modules/"
     api = found[("service:web", "CALLS", "service:api")]
     assert (api["address"], api["port"]) == ("http://api:3000", 3000)
 

@@ -15,7 +15,7 @@ from substrate.connectors.k8s import read_k8s
 from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.settings import Settings
 from substrate.stack.helm import find_binary
-from tests.support.repo_tenant import ask, repo_tenant
+from tests.support.repo_tenant import ask, cited, repo_tenant
 
 pytestmark = pytest.mark.integration
 
@@ -178,33 +178,27 @@ def tenant(stack: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield name
 
 
-def _refs(body: dict[str, object]) -> list[str]:
-    citations = body["citations"]
-    assert isinstance(citations, list)
-    return [str(c["evidence_ref"]) for c in citations]
-
-
 def test_a_port_a_chart_writes_is_cited_at_its_template_line(stack: Settings,
                                                              tenant: str) -> None:
     body = ask(stack, tenant, "Which port does payment listen on?")
     assert "8080" in str(body["answer"]), body["answer"]
-    assert any(r.startswith(f"{TEMPLATES}/payment.yaml#L23@") for r in _refs(body)), body
+    assert any(r.startswith(f"{TEMPLATES}/payment.yaml#L23@") for r in cited(body)), body
 
 
 def test_an_image_from_values_is_cited_at_the_values_line(stack: Settings, tenant: str) -> None:
     body = ask(stack, tenant, "Which docker image does payment run?")
     assert "example/payment:1.4.1" in str(body["answer"]), body["answer"]
-    assert any(r.startswith("deploy/helm/values.yaml#L3@") for r in _refs(body)), body
+    assert any(r.startswith("deploy/helm/values.yaml#L3@") for r in cited(body)), body
 
 
 def test_a_dependency_on_a_release_named_service_is_found(stack: Settings, tenant: str) -> None:
     body = ask(stack, tenant, "What does payment depend on?")
     assert "cart" in str(body["answer"]), body["answer"]
-    assert any(r.startswith(f"{TEMPLATES}/payment.yaml#L19@") for r in _refs(body)), body
+    assert any(r.startswith(f"{TEMPLATES}/payment.yaml#L19@") for r in cited(body)), body
 
 
 def test_a_service_a_chart_deploys_names_the_chart(stack: Settings, tenant: str) -> None:
     body = ask(stack, tenant, "How is payment deployed?")
     assert "deployed by the Helm chart deploy/helm (deploy/helm/templates/payment.yaml)" in \
         str(body["answer"]), body["answer"]
-    assert _refs(body)[0].startswith(f"{TEMPLATES}/payment.yaml#L4@")
+    assert cited(body)[0].startswith(f"{TEMPLATES}/payment.yaml#L4@")

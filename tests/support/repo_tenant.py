@@ -42,3 +42,10 @@ def ask(stack: Settings, tenant: str, question: str) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     return body
+
+
+def cited(body: dict[str, Any]) -> list[str]:
+    """The evidence refs an answer's citations give, in order."""
+    citations = body["citations"]
+    assert isinstance(citations, list)
+    return [str(c["evidence_ref"]) for c in citations]

@@ -286,3 +286,26 @@ def test_how_a_service_is_deployed_is_the_files_that_deploy_it() -> None:
     text = c.attributes([{"subject": CHECKOUT, "stated": rank(
         "How is checkout deployed?", [CHECKOUT], [], {"service:checkout": props})}], cites)
     assert text.startswith("checkout: deployed by Docker Compose (docker-compose.yml)[1].")
+
+
+def test_what_a_store_is_comes_from_the_lines_that_state_it() -> None:
+    """A Terraform store: its kind, engine and size, cited at the block and each detail; a
+    store whose kind no line states (no Terraform block, no image) says nothing of it."""
+    assert wanted("Which database engine does orders_rds run?") == {"image", "kind"}  # "run"
+    assert wanted("What kind of infrastructure is fac-db?") == {"kind"}
+    assert wanted("How is orders_rds provisioned?") == {"deployment"}
+    tf = "terraform/lib/dependencies/orders_rds.tf"
+    props = {"kind": "database", "engine": "aurora-postgresql", "engine_version": "15.10",
+             "instance_class": "db.t3.medium", "manifests": [tf],
+             "provenance": [f"{tf}#L1@abc1234"],
+             "attribute_refs": [f"kind|database|{tf}#L1@abc1234",
+                                f"engine|aurora-postgresql|{tf}#L6@abc1234",
+                                f"engine_version|15.10|{tf}#L7@abc1234",
+                                f"instance_class|db.t3.medium|{tf}#L8@abc1234"]}
+    store = {"ceid": "infra:orders-rds", "name": "orders_rds", "label": "Infrastructure"}
+    found = {v["attr"]: v for v in node_values(store, props)}
+    assert found["kind"]["value"] == "a database (aurora-postgresql 15.10, db.t3.medium)"
+    assert found["kind"]["refs"] == [f"{tf}#L{n}@abc1234" for n in (1, 6, 7, 8)]
+    assert found["deployment"]["value"] == f"Terraform ({tf})"
+    assert found["deployment"]["refs"] == [f"{tf}#L1@abc1234"]
+    assert "kind" not in {v["attr"] for v in node_values(store, {"kind": "database"})}

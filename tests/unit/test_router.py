@@ -90,6 +90,11 @@ def test_classifies_each_use_case_family(question: str, intent: Intent) -> None:
     ("Where is ledgerwriter deployed?", Intent.ATTRIBUTES),
     ("What deploys the orders service?", Intent.ATTRIBUTES),
     ("Which manifests deploy checkout?", Intent.ATTRIBUTES),
+    ("How is the orders database provisioned?", Intent.ATTRIBUTES),
+    # what a piece of infrastructure is (Terraform): its kind, engine and size
+    ("Which database engine does orders_rds run?", Intent.ATTRIBUTES),
+    ("What kind of infrastructure is checkout-sessions?", Intent.ATTRIBUTES),
+    ("What instance class is the catalog database?", Intent.ATTRIBUTES),
     ("How do I deploy the cart service?", Intent.FREE_TEXT),
     ("What changed before the last deploy?", Intent.TEMPORAL),
     # the system's technologies as a whole: the overview (STRATEGIC_RISKS carries it)

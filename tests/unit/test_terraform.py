@@ -3,7 +3,12 @@ are stores, their kinds, names and lines. Gold: the texts written here."""
 
 from __future__ import annotations
 
-from substrate.connectors.terraform import is_terraform_path, source_kind, stores_in
+from substrate.connectors.terraform import (
+    is_terraform_path,
+    may_create_a_store,
+    source_kind,
+    stores_in,
+)
 
 MAIN = """\
 module "vpc" {
@@ -100,3 +105,11 @@ def test_terraform_paths() -> None:
     assert not is_terraform_path("iac/.terraform/modules/vpc/main.tf")
     assert not is_terraform_path("terraform/prod.tfvars")
     assert not is_terraform_path("docs/terraform.md")
+
+
+def test_files_that_create_no_store_are_not_parsed() -> None:
+    assert may_create_a_store(MAIN)
+    assert may_create_a_store('module "db" {\n  source = "terraform-aws-modules/rds/aws"\n}\n')
+    assert not may_create_a_store('variable "engine" {\n  default = "postgres"\n}\n'
+                                  'module "vpc" {\n  source = "terraform-aws-modules/vpc/aws"\n}\n'
+                                  'resource "aws_db_subnet_group" "x" {\n  name = "x"\n}\n')

@@ -85,7 +85,7 @@ _SOURCE_WORDS: dict[str, str] = {
 }  # fmt: skip
 _NAME_ATTRS = ("name", "identifier", "cluster_identifier", "bucket", "replication_group_id",
                "cluster_id", "domain_name", "broker_name", "cluster_name", "instance_name")
-ENGINE_KEYS = ("engine", "engine_type", "engine_version")
+ENGINE_KEYS = ("engine", "engine_type", "engine_version", "database_version", "redis_version")
 SIZE_KEYS = ("instance_class", "node_type", "instance_type", "tier")
 _DETAILS = (*ENGINE_KEYS, *SIZE_KEYS)
 # labels that name no instance: a reusable module's ``resource "aws_db_instance" "this"``

@@ -84,6 +84,23 @@ def test_cloud_foundry_service_instances_take_the_kind_their_name_states() -> No
         "cloudfoundry_service_instance.db": ("database", "notify-rds-postgres", 2, 1, {})}
 
 
+def test_google_memorystore_and_cloud_sql() -> None:
+    """Online Boutique's terraform/memorystore.tf shape (the cart's Redis), and Cloud SQL."""
+    text = ('# Create the Memorystore (redis) instance\n'
+            'resource "google_redis_instance" "redis-cart" {\n'
+            '  name           = "redis-cart"\n  memory_size_gb = 1\n'
+            '  redis_version  = "REDIS_6_X"\n}\n\n'
+            '#resource "google_redis_instance" "old" {\n#  name = "old"\n#}\n\n'
+            'resource "google_sql_database_instance" "main" {\n'
+            '  name             = "ledger-db"\n  database_version = "POSTGRES_15"\n'
+            '  settings {\n    tier = "db-f1-micro"\n  }\n}\n')
+    assert _by_address(text) == {
+        "google_redis_instance.redis-cart": ("cache", "redis-cart", 3, 2,
+                                             {"redis_version": ("REDIS_6_X", 5)}),
+        "google_sql_database_instance.main": ("database", "ledger-db", 13, 12,
+                                              {"database_version": ("POSTGRES_15", 14)})}
+
+
 def test_module_sources() -> None:
     assert source_kind("terraform-aws-modules/rds-aurora/aws") == "database"
     assert source_kind("app.terraform.io/acme/elasticache-redis/aws") == "cache"

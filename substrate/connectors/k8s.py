@@ -121,6 +121,7 @@ class Workload:
     config_refs: list[ConfigRef] = field(default_factory=list)
     ports: list[Fact] = field(default_factory=list)
     args: list[Fact] = field(default_factory=list)  # its containers' command and args words
+    chart: str | None = None  # the folder of the Helm chart that rendered it ("." at the root)
 
     @property
     def ns(self) -> str:
@@ -366,6 +367,7 @@ def _read_chart(chart: Chart, helm: Path) -> tuple[K8sManifests, frozenset[str]]
     docs = rendered_documents(chart, helm)
     for doc, locator in docs:
         _merge(out, relocate(_read_file(doc.source, doc.text), locator.locate))
+    out.workloads = [replace(w, chart=chart.folder or ".") for w in out.workloads]
     return out, frozenset(doc.source for doc, _ in docs)
 
 

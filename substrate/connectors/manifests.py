@@ -258,6 +258,8 @@ class ManifestReader:
             add_props(entity, work.image, env, "k8s", work.ports,
                        self.ref)
             union(entity.props, "manifests", [work.path])
+            if work.chart is not None:  # its manifest is a template the chart rendered
+                union(entity.props, "rendered_charts", [work.chart])
             entity.props.setdefault("namespace", work.ns)
             entities.append(entity)
             self.deployed.append(Deployed(entity, work.env, work.ns, {}, config,

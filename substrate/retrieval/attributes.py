@@ -195,6 +195,17 @@ def _kind(props: dict[str, Any], lines: dict[tuple[str, str], str]) -> list[dict
     return [{"attr": "kind", "value": value, "refs": refs}]
 
 
+def _template_chart(path: str, renderers: list[str]) -> str | None:
+    """The chart whose template ``path`` is, when a chart that rendered the entity holds it
+    (a subchart's template names the subchart), else None: a plain manifest kept in a folder
+    named ``templates/`` is no chart's."""
+    for folder in renderers:
+        inside = path if folder == "." else path.removeprefix(f"{folder}/")
+        if (inside != path or folder == ".") and "/templates/" in f"/{inside}":
+            return f"/{path}".rsplit("/templates/", 1)[0].lstrip("/") or "."
+    return None
+
+
 def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
     """The files deploying the entity (its ``manifests``, its Helm ``charts``), each cited at
     the line that declares it (its provenance)."""
@@ -203,10 +214,11 @@ def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
         declared.setdefault(str(ref).split("#", 1)[0], str(ref))
     out = []  # the shallowest file first: the main deployment before an extra's
     rendered: set[str] = set()  # charts whose rendered manifests deploy it
+    renderers = [str(c) for c in props.get("rendered_charts") or []]
     for path in sorted(props.get("manifests") or [], key=lambda p: (str(p).count("/"), p)):
         by = next((who for reads, who in _DEPLOYERS if reads(path)), "Kubernetes")
-        if "/templates/" in f"/{path}":  # a chart's template, as Helm rendered it
-            chart = f"/{path}".rsplit("/templates/", 1)[0].lstrip("/") or "."
+        chart = _template_chart(str(path), renderers)
+        if chart is not None:  # a chart's template, as Helm rendered it
             rendered.add(chart)
             by = f"the Helm chart {chart}"
         out.append({"attr": "deployment", "value": f"{by} ({path})",

@@ -309,3 +309,23 @@ def test_what_a_store_is_comes_from_the_lines_that_state_it() -> None:
     assert found["deployment"]["value"] == f"Terraform ({tf})"
     assert found["deployment"]["refs"] == [f"{tf}#L1@abc1234"]
     assert "kind" not in {v["attr"] for v in node_values(store, {"kind": "database"})}
+
+
+def test_a_template_is_a_charts_only_when_the_chart_rendered_it() -> None:
+    """"Deployed by the Helm chart X" when the connector recorded that X rendered the
+    entity's manifest; a plain manifest in a folder named templates/ (an OpenShift
+    template) is Kubernetes."""
+    props = {"manifests": ["deploy/helm/templates/payment.yaml",
+                           "openshift/templates/payment.yaml",
+                           "deploy/helm/charts/db/templates/db.yaml"],
+             "rendered_charts": ["deploy/helm"]}
+    values = [v["value"] for v in node_values(CHECKOUT, props) if v["attr"] == "deployment"]
+    assert values == ["Kubernetes (openshift/templates/payment.yaml)",  # shallowest first
+                      "the Helm chart deploy/helm (deploy/helm/templates/payment.yaml)",
+                      "the Helm chart deploy/helm/charts/db "
+                      "(deploy/helm/charts/db/templates/db.yaml)"]
+    root = {"manifests": ["templates/app.yaml"], "rendered_charts": ["."]}
+    assert [v["value"] for v in node_values(CHECKOUT, root)] == \
+        ["the Helm chart . (templates/app.yaml)"]
+    assert [v["value"] for v in node_values(CHECKOUT, {"manifests": ["templates/app.yaml"]})] \
+        == ["Kubernetes (templates/app.yaml)"]

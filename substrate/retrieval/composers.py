@@ -73,7 +73,10 @@ def dependencies(facts: list[dict[str, Any]], cites: Citations, callers: bool) -
     none = ((f"Nothing is recorded as calling or depending on {', '.join(idle)} (checked the "
              "CALLS and DEPENDS_ON edges into each).") if callers else
             f"No dependencies are recorded for {', '.join(idle)}.") if idle else ""
-    return " ".join(x for x in (lead, *found, none) if x)
+    none += "".join(awaiting(g[0].get("subject") or {}, g[0].get("suggested") or [], cites,
+                             named=True)
+                    for g in groups.values() if not any(f.get("target") for f in g))
+    return " ".join(x.strip() for x in (lead, *found, none) if x)
 
 
 def _directed(facts: list[dict[str, Any]], cites: Citations, callers: bool) -> str:
@@ -117,10 +120,11 @@ def no_edges(subject: dict[str, Any], callers: bool) -> str:
 _SUGGESTED_BY = {"naming": "by name"}
 
 
-def awaiting(subject: dict[str, Any], suggested: list[dict[str, Any]], cites: Citations
-             ) -> str:
+def awaiting(subject: dict[str, Any], suggested: list[dict[str, Any]], cites: Citations,
+             named: bool = False) -> str:
     """The edges the verification queue holds for a subject with none recorded, said as
-    suggestions (not facts of the graph), each cited where it was found."""
+    suggestions (not facts of the graph), each cited where it was found; ``named``: the
+    subject named (one of several in the answer)."""
     if not suggested:
         return ""
     items = []
@@ -131,8 +135,9 @@ def awaiting(subject: dict[str, Any], suggested: list[dict[str, Any]], cites: Ci
                           "evidence_ref": s["evidence_ref"], "source": "verification_queue"})
         items.append(f"{name(s['target'])} ({s['type']}, {why}, confidence "
                      f"{float(s['confidence']):.2f}; queue item {s['queue_id']}){ref}")
-    return (" Suggested, awaiting verification (not in the graph until a reviewer approves it: "
-            "`substrate queue approve ID`): " + "; ".join(items) + ".")
+    about = f" for {name(subject)}" if named else ""
+    return (f" Suggested{about}, awaiting verification (not in the graph until a reviewer "
+            "approves it: `substrate queue approve ID`): " + "; ".join(items) + ".")
 
 
 def handle(owner: dict[str, Any]) -> str:

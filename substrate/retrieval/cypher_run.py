@@ -20,7 +20,6 @@ Errors never echo Neo4j's message (it can quote stored values): only its status 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -32,6 +31,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from neo4j.graph import Node, Path, Relationship
 from neo4j.time import Date, DateTime, Duration, Time
 
+from substrate import jsonwire
 from substrate.db import NEO4J_RETRY_S
 from substrate.errors import BadRequest, Forbidden, SubstrateError
 from substrate.retrieval.bookmarks import RETRY_FIRST_S, RETRY_MAX_S, ReadSessions
@@ -209,7 +209,7 @@ async def _capped(result: AsyncResult, row_limit: int, max_bytes: int
             await result.consume()
             return keys, rows, "rows"
         row = [to_json(v) for v in record.values()]
-        size += len(json.dumps(row, default=str)) + 1
+        size += len(jsonwire.dumps(row)) + 1  # its bytes in the body
         if size > max_bytes:
             if not rows:
                 raise QueryTooLarge(f"one row is larger than the {max_bytes}-byte cap",

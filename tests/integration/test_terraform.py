@@ -41,6 +41,8 @@ resource "aws_elasticache_replication_group" "sessions" {
 """
 FILES = {
     "docker-compose.yml": "services:\n  orders:\n    image: example/orders:1.0\n"
+                          "    environment:\n      DB_URL: postgres://orders-db:5432/orders\n"
+                          "  orders-db:\n    image: postgres:15\n"
                           "  checkout:\n    image: example/checkout:1.0\n",
     ".github/CODEOWNERS": "/infra/ @acme/platform\n",
     "infra/terraform/main.tf": MAIN,
@@ -133,3 +135,17 @@ def test_the_owners_of_the_terraform_folder_own_its_stores(stack: Settings,
     body = ask(stack, tenant, "Who owns checkout-sessions?")
     assert "@acme/platform" in str(body["answer"]), body["answer"]
     assert cited(body)[0].startswith(".github/CODEOWNERS#L1@")
+
+
+def test_a_technology_runs_in_its_containers_and_its_terraform_stores(stack: Settings,
+                                                                     tenant: str) -> None:
+    """PostgreSQL: the Compose container (image postgres:15) and the Aurora cluster
+    (engine aurora-postgresql), the second with its suggested user."""
+    body = ask(stack, tenant, "Which services use PostgreSQL?")
+    answer = str(body["answer"])
+    assert "postgresql runs as orders-db, orders_rds." in answer, answer
+    assert "orders-db is called directly by: orders" in answer, answer
+    assert "Suggested for orders_rds, awaiting verification" in answer, answer
+    refs = cited(body)
+    assert any(r.startswith("docker-compose.yml#L5@") for r in refs), refs
+    assert any(r.startswith(f"{TF}#L6@") for r in refs), refs

@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -78,11 +78,27 @@ RESOURCE_KINDS: dict[str, str] = {
 }  # fmt: skip
 # words of a module's source that name a kind beside those of infra_kinds and cloudfoundry
 _SOURCE_WORDS: dict[str, str] = {
+    "memorydb": "cache", "memorystore": "cache", "elasticache": "cache",
     "dynamodb": "database", "docdb": "database", "documentdb": "database",
     "cloudsql": "database", "spanner": "database", "alloydb": "database",
-    "memorystore": "cache", "msk": "queue", "kinesis": "queue", "pubsub": "queue",
-    "opensearch": "search", "gcs": "storage",
+    "cosmosdb": "database", "redshift": "database", "dbforpostgresql": "database",
+    "dbformysql": "database", "msk": "queue", "kinesis": "queue", "pubsub": "queue",
+    "servicebus": "queue", "eventhub": "queue", "opensearch": "search", "gcs": "storage",
+    "efs": "storage",
 }  # fmt: skip
+# a store's details written in a nested block: Cloud SQL's settings { tier }, OpenSearch's
+# cluster_config { instance_type }
+_NESTED = ("settings", "cluster_config")
+# resources of a store's type that are part of another: a replication group's member node,
+# a read replica
+_PART_OF = {"aws_elasticache_cluster": "replication_group_id",
+            "aws_db_instance": "replicate_source_db"}
+# locals and variables naming the environment: taken out of a name, not put in
+# ("${local.app_name}-rds-${local.env}" is notify-api-rds, as its manifest binds it)
+_ENV_NAMES = re.compile(r"^(?:env|environment|env_name|environment_name|stage|stage_name"
+                        r"|workspace|cf_space_name|space)$")
+_INTERPOLATION = re.compile(r"\$\{([^{}]*)\}")
+_HOSTS = ("github.com", "bitbucket.org", "gitlab.com")
 _NAME_ATTRS = ("name", "identifier", "cluster_identifier", "bucket", "replication_group_id",
                "cluster_id", "domain_name", "broker_name", "cluster_name", "instance_name")
 ENGINE_KEYS = ("engine", "engine_type", "engine_version", "database_version", "redis_version")
@@ -95,6 +111,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 # the words a store's name may add to its service's ("orders" + "rds")
 _STORE_WORDS = frozenset({
     "db", "database", "datastore", "store", "data", "cache", "cluster", "instance", "broker",
+    "storage", "search", "blob",
     "table", "tables", "domain", "bucket", "queue", "topic", "rds", "aurora", "elasticache",
     "opensearch", "dynamodb", "dynamo", "s3", "sqs", "sns", "mq", "msk", "sql", "pg",
     *(n for names in KINDS.values() for n in names),
@@ -111,6 +128,9 @@ class TfStore:
     name: Fact  # at its name attribute's line, or the block's
     kind: str
     details: tuple[tuple[str, Fact], ...]  # (engine, "aurora-postgresql" at its line), ...
+    # a local module's folder: a store only when the folder is not in the snapshot (vendored
+    # at build time); its own files are read where they are
+    needs_absent: str | None = None
 
 
 def is_terraform_path(path: str) -> bool:
@@ -122,7 +142,43 @@ def read_terraform(snap: GitSnapshot) -> list[TfStore]:
     """The stores every Terraform file of the snapshot creates, in path order."""
     paths = [p for p in snap.files() if is_terraform_path(p)]
     snap.preload(paths)
-    return [store for path in paths for store in stores_in(path, snap.read(path))]
+    folders: dict[str, list[str]] = {}
+    for path in paths:
+        folders.setdefault(posixpath.dirname(path), []).append(path)
+    out = []
+    for inside in folders.values():
+        known = folder_locals(tuple((p, snap.read(p)) for p in inside if _LOCALS.search(
+            snap.read(p))))
+        for path in inside:
+            out += [s for s in stores_in(path, snap.read(path), known)
+                    if s.needs_absent is None or s.needs_absent not in folders]
+    return sorted(out, key=lambda s: (s.path, s.line))
+
+
+_LOCALS = re.compile(r"^\s*locals\s*\{", re.M)
+
+
+@lru_cache(maxsize=1024)
+def folder_locals(files: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The literal string locals of one folder's files (``locals { app_name = "notify" }``)."""
+    found: dict[str, str] = {}
+    for path, text in files:
+        for block in _blocks(_parsed(path, text) or {}, "locals"):
+            found.update((k, v) for k, v in block.items()
+                         if isinstance(v, str) and _literal(v) and not k.startswith("__"))
+    return tuple(sorted(found.items()))
+
+
+@lru_cache(maxsize=4096)
+def _parsed(path: str, text: str) -> dict[str, Any] | None:
+    from hcl2.api import loads  # its Lark parser is built at the first import (~0.8 s)
+
+    try:  # the grammar takes no CR (files written on Windows)
+        doc: dict[str, Any] = loads(text.replace("\r\n", "\n"), with_meta=True)
+    except Exception as exc:  # noqa: BLE001 - any parse error: the file is skipped
+        log.info("terraform: %s not parsed (%s)", path, str(exc).splitlines()[0][:200])
+        return None
+    return doc
 
 
 # the blocks a file opens and the module sources it names, read before parsing it: most files
@@ -135,39 +191,50 @@ _KINDED = frozenset({*RESOURCE_KINDS, "cloudfoundry_service_instance"})
 def may_create_a_store(text: str) -> bool:
     """Does the file open a resource block of a store's type, or name a store's module?"""
     return bool({m.group(1) for m in _OPENS.finditer(text)} & _KINDED) \
-        or any(source_kind(s) for s in _SOURCES.findall(text))
+        or any(module_kind(s, "")[0] for s in _SOURCES.findall(text))
+
+
+def module_kind(source: str | None, path: str) -> tuple[str | None, str | None]:
+    """(the kind a module's source names, the folder of a local module): a local module's
+    kind is its folder's (``./vendor/modules/aks//aks/postgres``: database), used only when
+    that folder is not in the snapshot (see :class:`TfStore`)."""
+    kind = source_kind(source)
+    if kind is not None or not source or not source.startswith("."):
+        return kind, None
+    folder, _, inner = source.partition("//")
+    kind = source_kind(f"local//{inner or posixpath.basename(folder.rstrip('/'))}")
+    return kind, posixpath.normpath(posixpath.join(posixpath.dirname(path), folder))
 
 
 @lru_cache(maxsize=4096)
-def stores_in(path: str, text: str) -> tuple[TfStore, ...]:
-    """The stores one file creates (memoised by its text)."""
+def stores_in(path: str, text: str, known: tuple[tuple[str, str], ...] = ()
+              ) -> tuple[TfStore, ...]:
+    """The stores one file creates, ``known``: its folder's literal locals (memoised)."""
     if not may_create_a_store(text):
         return ()
-    from hcl2.api import loads  # its Lark parser is built at the first import (~0.8 s)
-
-    text = text.replace("\r\n", "\n")  # the grammar takes no CR (files written on Windows)
-    try:
-        doc = loads(text, with_meta=True)
-    except Exception as exc:  # noqa: BLE001 - any parse error: the file is skipped
-        log.info("terraform: %s not parsed (%s)", path, str(exc).splitlines()[0][:200])
+    doc = _parsed(path, text)
+    if doc is None:
         return ()
-    lines = text.splitlines()
+    lines = text.replace("\r\n", "\n").splitlines()
+    at = _Block(path, lines, dict(known))
     out: list[TfStore] = []
     for entry in _blocks(doc, "resource"):
         for rtype, labelled in entry.items():
             for label, body in _labelled(labelled):
                 kind = RESOURCE_KINDS.get(rtype)
                 if rtype == "cloudfoundry_service_instance":
-                    kind = instance_kind(_literal(body.get("name")) or label)
-                store = kind and _store(path, lines, f"{rtype}.{label}", label, body, kind)
+                    kind = instance_kind(at.name(body, "name") or label)
+                if rtype in _PART_OF and body.get(_PART_OF[rtype]) is not None:
+                    continue  # a member or replica of another store
+                store = kind and at.store(f"{rtype}.{label}", label, body, kind)
                 if store:
                     out.append(store)
     for entry in _blocks(doc, "module"):
         for label, body in _labelled(entry):
-            kind = source_kind(_literal(body.get("source")))
-            store = kind and _store(path, lines, f"module.{label}", label, body, kind)
+            kind, absent = module_kind(_literal(body.get("source")), path)
+            store = kind and at.store(f"module.{label}", label, body, kind, module=True)
             if store:
-                out.append(store)
+                out.append(replace(store, needs_absent=absent))
     return tuple(sorted(out, key=lambda s: s.line))
 
 
@@ -181,13 +248,16 @@ def source_kind(source: str | None) -> str | None:
         part = source.rsplit("//", 1)[1]
     else:
         pieces = [p for p in source.split("/") if p]
-        # registry "namespace/name/provider" (or "host/namespace/name/provider")
-        registry = len(pieces) in (3, 4) and "." not in pieces[-1] and ":" not in source
+        # registry "namespace/name/provider" or "host/namespace/name/provider"; a repository
+        # "github.com/owner/repo" (Terraform's shorthand) or a URL names the repository last
+        registry = ":" not in source and (
+            (len(pieces) == 3 and "." not in pieces[0])
+            or (len(pieces) == 4 and "." in pieces[0] and pieces[0] not in _HOSTS))
         part = pieces[-2] if registry else pieces[-1].removesuffix(".git")
     part = re.sub(r"^terraform-[a-z0-9]+-", "", part.lower())
     words = set(_WORD.findall(part))
     for word, kind in _SOURCE_WORDS.items():
-        if word in words:
+        if word in words or word == "".join(_WORD.findall(part)):  # "memory-db"
             return kind
     return instance_kind(part) if words - {"terraform", "module", "modules"} else None
 
@@ -210,32 +280,93 @@ def _literal(value: Any) -> str | None:
     return None
 
 
-def _line_of(lines: list[str], start: int, end: int, key: str) -> int:
-    """The line of the block's ``key = ...`` (the block's first line when not found)."""
-    pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
-    for n in range(start, min(end, len(lines)) + 1):
-        if pattern.match(lines[n - 1]):
-            return n
-    return start
+@dataclass
+class _Block:
+    """Reads one file's blocks: names, details and the lines writing them."""
 
+    path: str
+    lines: list[str]
+    known: dict[str, str]  # the folder's literal locals
 
-def _store(path: str, lines: list[str], address: str, label: str, body: dict[str, Any],
-           kind: str) -> TfStore | None:
-    start, end = int(body.get("__start_line__", 1)), int(body.get("__end_line__", 1))
-    name: Fact | None = None
-    for key in _NAME_ATTRS:
-        value = _literal(body.get(key))
-        if value:
-            name = Fact(value, path, _line_of(lines, start, end, key))
-            break
-    if name is None:
-        if label.lower() in _GENERIC:
+    def line_of(self, start: int, end: int, key: str, depth: int = 1) -> int:
+        """The line of ``key = ...`` at ``depth`` inside the block (1: its own attributes;
+        2: those of a block inside it), the block's first line when not found."""
+        pattern, level = re.compile(rf"^\s*{re.escape(key)}\s*="), 0
+        for n in range(start, min(end, len(self.lines)) + 1):
+            text = self.lines[n - 1]
+            if level == depth and pattern.match(text):
+                return n
+            level += text.count("{") - text.count("}")
+        return start
+
+    def name(self, body: dict[str, Any], key: str) -> str | None:
+        """A name as written, its folder's literal locals put in and the environment
+        taken out ("${local.app_name}-rds-${local.env}" → notify-api-rds); None when a part
+        of it is only known when applied and what is left names no store."""
+        value = body.get(key)
+        if not isinstance(value, str) or not value:
             return None
-        name = Fact(label, path, start)
-    details = tuple((key, Fact(value, path, _line_of(lines, start, end, key)))
-                    for key in _DETAILS
-                    if (value := _literal(body.get(key))) is not None)
-    return TfStore(path, start, address, name, kind, details)
+        if _literal(value):
+            return value
+
+        def put(match: re.Match[str]) -> str:
+            ref = match.group(1).strip()
+            local = ref.removeprefix("local.")
+            if ref != local and local in self.known and not _ENV_NAMES.match(local):
+                return self.known[local]
+            return match.group(0)
+
+        filled = _INTERPOLATION.sub(put, value)
+        if _literal(filled):
+            return filled
+        left = re.sub(r"[-_.]*\$\{[^{}]*\}[-_.]*", "-", filled).strip("-_.")
+        return left if left and "$" not in left and instance_kind(left) else None
+
+    def store(self, address: str, label: str, body: dict[str, Any], kind: str,
+              module: bool = False) -> TfStore | None:
+        start, end = int(body.get("__start_line__", 1)), int(body.get("__end_line__", 1))
+        name: Fact | None = None
+        for key in _NAME_ATTRS:
+            value = self.name(body, key)
+            # a module's "name" input that is a bare kind ("cache") says less than its label
+            if value and not (module and _only_store_words(value)):
+                name = Fact(value, self.path, self.line_of(start, end, key))
+                break
+            if body.get(key) is not None:  # named by what is known only when applied
+                if _bare_variable(body[key]) and _only_store_words(label):
+                    return None  # a reusable module's template: aws_rds_cluster "db"
+                break
+        if name is None:
+            if label.lower() in _GENERIC:
+                return None
+            name = Fact(label, self.path, start)
+        return TfStore(self.path, start, address, name, kind, self.details(body, start, end))
+
+    def details(self, body: dict[str, Any], start: int, end: int
+                ) -> tuple[tuple[str, Fact], ...]:
+        out = []
+        for key in _DETAILS:
+            value, depth = _literal(body.get(key)), 1
+            for nested in _NESTED:
+                inner = body.get(nested)
+                if value is None and isinstance(inner, list) and inner \
+                        and isinstance(inner[0], dict):
+                    value, depth = _literal(inner[0].get(key)), 2
+            if value is not None:
+                out.append((key, Fact(value, self.path,
+                                      self.line_of(start, end, key, depth))))
+        return tuple(out)
+
+
+def _only_store_words(name: str) -> bool:
+    return set(_WORD.findall(name.lower())) <= _STORE_WORDS
+
+
+def _bare_variable(value: Any) -> bool:
+    """``var.name`` as a whole (the module's caller names the instance); not the
+    environment's name (``domain_name = var.environment_name``: one per environment)."""
+    found = re.fullmatch(r"\$\{var\.([\w-]+)\}", value) if isinstance(value, str) else None
+    return found is not None and not _ENV_NAMES.match(found.group(1))
 
 
 def add_terraform(reader: ManifestReader) -> None:

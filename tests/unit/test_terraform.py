@@ -9,6 +9,7 @@ from substrate.connectors.terraform import (
     source_kind,
     stores_in,
 )
+from substrate.connectors.yamlnodes import Fact
 
 MAIN = """\
 module "vpc" {
@@ -98,7 +99,8 @@ def test_google_memorystore_and_cloud_sql() -> None:
         "google_redis_instance.redis-cart": ("cache", "redis-cart", 3, 2,
                                              {"redis_version": ("REDIS_6_X", 5)}),
         "google_sql_database_instance.main": ("database", "ledger-db", 13, 12,
-                                              {"database_version": ("POSTGRES_15", 14)})}
+                                              {"database_version": ("POSTGRES_15", 14),
+                                               "tier": ("db-f1-micro", 16)})}
 
 
 def test_module_sources() -> None:
@@ -130,3 +132,78 @@ def test_files_that_create_no_store_are_not_parsed() -> None:
     assert not may_create_a_store('variable "engine" {\n  default = "postgres"\n}\n'
                                   'module "vpc" {\n  source = "terraform-aws-modules/vpc/aws"\n}\n'
                                   'resource "aws_db_subnet_group" "x" {\n  name = "x"\n}\n')
+
+
+def test_names_take_the_folders_locals_and_leave_out_the_environment() -> None:
+    """cloud.gov's notify-api: the manifest binds notify-api-rds-((env)); Terraform names the
+    instance "${local.app_name}-rds-${local.env}" with app_name a local of the folder."""
+    text = ('locals {\n  app_name = "notify-api"\n  env      = "staging"\n}\n\n'
+            'module "database" {\n'
+            '  source = "github.com/gsa-tts/terraform-cloudgov//database?ref=v1.0.0"\n'
+            '  name   = "${local.app_name}-rds-${local.env}"\n}\n\n'
+            'module "orders_rds" {\n  source = "terraform-aws-modules/rds-aurora/aws"\n'
+            '  name   = "${var.environment_name}-orders"\n}\n')
+    known = (("app_name", "notify-api"), ("env", "staging"))
+    found = {s.address: (s.name.value, s.name.line) for s in stores_in("tf/main.tf", text, known)}
+    # "orders" names no store: the label
+    assert found == {"module.database": ("notify-api-rds", 8),
+                     "module.orders_rds": ("orders_rds", 11)}
+
+
+def test_a_reusable_modules_templates_are_left_out() -> None:
+    text = ('resource "aws_rds_cluster" "db" {\n  cluster_identifier = var.name\n}\n\n'
+            'resource "aws_s3_bucket" "storage" {\n  bucket = var.name\n}\n\n'
+            'resource "aws_sqs_queue" "main" {\n  name = var.name\n}\n\n'
+            'resource "aws_elasticache_cluster" "replica" {\n'
+            '  cluster_id           = "cart-cache-2"\n'
+            '  replication_group_id = aws_elasticache_replication_group.cart.id\n}\n\n'
+            'resource "aws_db_instance" "reader" {\n  identifier          = "orders-reader"\n'
+            '  replicate_source_db = aws_db_instance.orders.identifier\n}\n')
+    # module templates named by the caller; a replication group's member node; a replica
+    assert stores_in("modules/db/main.tf", text) == ()
+    # one per environment, named after it: the label (simpler-grants' OpenSearch domain)
+    text = ('resource "aws_opensearch_domain" "opensearch" {\n'
+            '  domain_name    = var.environment_name\n  engine_version = "OpenSearch_2.11"\n}\n')
+    [store] = stores_in("infra/api/database/opensearch.tf", text)
+    assert (store.kind, store.name.value, store.details) == \
+        ("search", "opensearch", (("engine_version", Fact("OpenSearch_2.11",
+                                                          "infra/api/database/opensearch.tf",
+                                                          3)),))
+
+
+def test_a_modules_name_input_that_is_a_bare_kind_gives_way_to_its_label() -> None:
+    text = ('module "sessions_cache" {\n  source = "github.com/acme/terraform-aws-redis"\n'
+            '  name   = "queue"\n}\n')
+    [store] = stores_in("main.tf", text)
+    assert (store.kind, store.name.value, store.name.line) == ("cache", "sessions_cache", 1)
+
+
+def test_a_nested_attribute_is_not_the_blocks_own() -> None:
+    text = ('resource "google_sql_database_instance" "ledger" {\n  settings {\n'
+            '    database_flags {\n      name  = "cloudsql.iam_authentication"\n'
+            '      value = "on"\n    }\n  }\n  name = "ledger-db"\n}\n')
+    [store] = stores_in("main.tf", text)
+    assert (store.name.value, store.name.line) == ("ledger-db", 8)
+
+
+def test_a_vendored_local_module_names_its_kind_by_its_folder() -> None:
+    """DfE's `source = "./vendor/modules/aks//aks/postgres"`: vendor/ is fetched at build
+    time; a local module whose folder is in the snapshot is read there instead."""
+    text = ('module "postgres" {\n  source = "./vendor/modules/aks//aks/postgres"\n'
+            '  name   = "apply"\n}\n\nmodule "redis" {\n  source = "./modules/redis"\n}\n')
+    found = {s.address: (s.kind, s.name.value, s.needs_absent)
+             for s in stores_in("terraform/aks/database.tf", text)}
+    assert found == {"module.postgres": ("database", "apply", "terraform/aks/vendor/modules/aks"),
+                     "module.redis": ("cache", "redis", "terraform/aks/modules/redis")}
+
+
+def test_repository_sources_and_more_module_kinds() -> None:
+    # Terraform's GitHub shorthand is a repository, not a registry "namespace/name/provider"
+    assert source_kind("github.com/ministryofjustice/cloud-platform-terraform-rds-instance"
+                       "?ref=2.4") == "database"
+    assert source_kind("bitbucket.org/acme/terraform-aws-elasticache-redis") == "cache"
+    assert source_kind("terraform-aws-modules/memory-db/aws") == "cache"
+    assert source_kind("terraform-aws-modules/efs/aws") == "storage"
+    assert source_kind("terraform-aws-modules/redshift/aws") == "database"
+    assert source_kind("Azure/avm-res-servicebus-namespace/azurerm") == "queue"
+    assert source_kind("Azure/avm-res-dbforpostgresql-flexibleserver/azurerm") == "database"

@@ -138,21 +138,91 @@ def is_terraform_path(path: str) -> bool:
     return path.endswith(".tf") and ".terraform/" not in f"/{path}"
 
 
-def read_terraform(snap: GitSnapshot) -> list[TfStore]:
-    """The stores every Terraform file of the snapshot creates, in path order."""
+def read_terraform(snap: GitSnapshot) -> tuple[list[TfStore], list[TfDeploy]]:
+    """The stores every Terraform file of the snapshot creates, and the services it deploys,
+    in path order."""
     paths = [p for p in snap.files() if is_terraform_path(p)]
     snap.preload(paths)
     folders: dict[str, list[str]] = {}
     for path in paths:
         folders.setdefault(posixpath.dirname(path), []).append(path)
-    out = []
+    stores: list[TfStore] = []
+    deploys: list[TfDeploy] = []
     for inside in folders.values():
         known = folder_locals(tuple((p, snap.read(p)) for p in inside if _LOCALS.search(
             snap.read(p))))
         for path in inside:
-            out += [s for s in stores_in(path, snap.read(path), known)
-                    if s.needs_absent is None or s.needs_absent not in folders]
-    return sorted(out, key=lambda s: (s.path, s.line))
+            stores += [s for s in stores_in(path, snap.read(path), known)
+                       if s.needs_absent is None or s.needs_absent not in folders]
+            deploys += deploys_in(path, snap.read(path), known)
+    return sorted(stores, key=lambda s: (s.path, s.line)), deploys
+
+
+@dataclass(frozen=True)
+class TfDeploy:
+    """A service a Terraform file deploys: a compute resource, or a module given the
+    service's name (``service_name = "orders"``)."""
+
+    path: str
+    line: int
+    address: str
+    name: str
+    what: str  # "an ECS service", ...
+
+
+COMPUTE: dict[str, str] = {
+    "aws_ecs_service": "an ECS service", "aws_apprunner_service": "an App Runner service",
+    "aws_lambda_function": "a Lambda function",
+    "aws_elastic_beanstalk_environment": "an Elastic Beanstalk environment",
+    "google_cloud_run_service": "a Cloud Run service",
+    "google_cloud_run_v2_service": "a Cloud Run service",
+    "google_cloudfunctions_function": "a Cloud Function",
+    "google_cloudfunctions2_function": "a Cloud Function",
+    "azurerm_container_app": "an Azure container app",
+    "azurerm_linux_web_app": "an Azure web app", "azurerm_windows_web_app": "an Azure web app",
+    "azurerm_linux_function_app": "an Azure function app",
+    "cloudfoundry_app": "a Cloud Foundry app", "heroku_app": "a Heroku app",
+    "kubernetes_deployment": "a Kubernetes Deployment",
+    "kubernetes_deployment_v1": "a Kubernetes Deployment",
+    "kubernetes_stateful_set": "a Kubernetes StatefulSet",
+    "kubernetes_stateful_set_v1": "a Kubernetes StatefulSet",
+}  # fmt: skip
+_SERVICE_NAMES = ("service_name", "function_name", "app_name", "name")
+_NAMES_A_SERVICE = re.compile(r"^\s*(?:service_name|app_name)\s*=", re.M)
+
+
+@lru_cache(maxsize=4096)
+def deploys_in(path: str, text: str, known: tuple[tuple[str, str], ...] = ()
+               ) -> tuple[TfDeploy, ...]:
+    """The services one file deploys, each by the name it gives it (its folder's locals put
+    in, the environment taken out: ``"${var.environment_name}-orders"`` is orders)."""
+    if not ({m.group(1) for m in _OPENS.finditer(text)} & COMPUTE.keys()
+            or _NAMES_A_SERVICE.search(text)):
+        return ()
+    doc = _parsed(path, text)
+    if doc is None:
+        return ()
+    at = _Block(path, text.replace("\r\n", "\n").splitlines(), dict(known))
+    found: list[TfDeploy] = []
+    for entry in _blocks(doc, "resource"):
+        for rtype, labelled in entry.items():
+            for label, body in _labelled(labelled):
+                if rtype in COMPUTE and label.lower() not in _GENERIC:
+                    meta = body.get("metadata")  # kubernetes_*: metadata { name }
+                    inner = meta[0] if isinstance(meta, list) and meta else body
+                    name = next((n for k in _SERVICE_NAMES
+                                 if (n := at.name(inner if isinstance(inner, dict) else body,
+                                                  k, store=False))), None)
+                    found.append(TfDeploy(path, int(body.get("__start_line__", 1)),
+                                          f"{rtype}.{label}", name or label, COMPUTE[rtype]))
+    for entry in _blocks(doc, "module"):
+        for label, body in _labelled(entry):
+            name = next((n for k in ("service_name", "app_name")
+                         if (n := at.name(body, k, store=False))), None)
+            if name:
+                found.append(TfDeploy(path, int(body.get("__start_line__", 1)),
+                                      f"module.{label}", name, f"module {label}"))
+    return tuple(sorted(found, key=lambda d: d.line))
 
 
 _LOCALS = re.compile(r"^\s*locals\s*\{", re.M)
@@ -299,10 +369,11 @@ class _Block:
             level += text.count("{") - text.count("}")
         return start
 
-    def name(self, body: dict[str, Any], key: str) -> str | None:
+    def name(self, body: dict[str, Any], key: str, store: bool = True) -> str | None:
         """A name as written, its folder's literal locals put in and the environment
         taken out ("${local.app_name}-rds-${local.env}" → notify-api-rds); None when a part
-        of it is only known when applied and what is left names no store."""
+        of it is only known when applied and what is left names no store (``store``; else
+        when nothing is left)."""
         value = body.get(key)
         if not isinstance(value, str) or not value:
             return None
@@ -320,7 +391,8 @@ class _Block:
         if _literal(filled):
             return filled
         left = re.sub(r"[-_.]*\$\{[^{}]*\}[-_.]*", "-", filled).strip("-_.")
-        return left if left and "$" not in left and instance_kind(left) else None
+        return left if left and "$" not in left and (not store or instance_kind(left)) \
+            else None
 
     def store(self, address: str, label: str, body: dict[str, Any], kind: str,
               module: bool = False) -> TfStore | None:
@@ -371,8 +443,18 @@ def _bare_variable(value: Any) -> bool:
 
 def add_terraform(reader: ManifestReader) -> None:
     """Declare every store of the snapshot's Terraform files in ``reader``, and link each one
-    named after a known service to it."""
-    stores = read_terraform(reader.snap)
+    named after a known service to it; a known service a Terraform file deploys keeps the
+    file among its ``manifests``, cited at the block."""
+    stores, deploys = read_terraform(reader.snap)
+    for deploy in deploys:  # only a service known from elsewhere: Terraform names many things
+        ceid = reader.index.exact(deploy.name)
+        app = reader.index.get(ceid) if ceid is not None else None
+        if app is not None and app.label == "Service" and not app.pending_reason:
+            ref = reader.snap.ref(deploy.path, deploy.line)
+            app.add_evidence(ref)
+            union(app.props, "manifests", [deploy.path])
+            union(app.props, "terraform", [deploy.address])
+            union(app.props, "attribute_refs", [f"terraform|{deploy.what}|{ref}"])
     linked = {(e.src, e.dst) for e in reader.batch.edges}
     for store in stores:
         ref = reader.snap.ref(store.path, store.line)

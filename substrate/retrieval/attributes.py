@@ -215,12 +215,20 @@ def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
     out = []  # the shallowest file first: the main deployment before an extra's
     rendered: set[str] = set()  # charts whose rendered manifests deploy it
     renderers = [str(c) for c in props.get("rendered_charts") or []]
+    terraform: dict[str, list[str]] = {}  # a Terraform file -> what it deploys the entity as
+    for item in props.get("attribute_refs") or []:
+        kind, _, rest = str(item).partition("|")
+        if kind == "terraform":
+            what, _, ref = rest.rpartition("|")
+            terraform.setdefault(ref.split("#", 1)[0], []).append(what)
     for path in sorted(props.get("manifests") or [], key=lambda p: (str(p).count("/"), p)):
         by = next((who for reads, who in _DEPLOYERS if reads(path)), "Kubernetes")
         chart = _template_chart(str(path), renderers)
         if chart is not None:  # a chart's template, as Helm rendered it
             rendered.add(chart)
             by = f"the Helm chart {chart}"
+        elif by == "Terraform" and terraform.get(str(path)):  # "Terraform, an ECS service"
+            by = f"Terraform, {' and '.join(terraform[str(path)])}"
         out.append({"attr": "deployment", "value": f"{by} ({path})",
                     "refs": [declared.get(path, "")]})
     charts = {}

@@ -176,7 +176,12 @@ def test_retail_compose_include_overlays_and_rendered_charts(
     infra = {c for c, p in entities.items() if "Infrastructure" in p["_labels"]
              and p.get("kind") != "namespace"}
     assert infra == {"infra:catalog-db", "infra:opensearch", "infra:carts-db",
-                     "infra:checkout-redis", "infra:orders-db", "infra:rabbitmq"}
+                     "infra:checkout-redis", "infra:orders-db", "infra:rabbitmq",
+                     # the AWS ones of terraform/lib/dependencies (tests/integration/
+                     # test_terraform.py checks them)
+                     "infra:catalog-rds", "infra:orders-rds", "infra:dynamodb-carts",
+                     "infra:checkout-elasticache-redis", "infra:mq",
+                     "infra:catalog-opensearch"}
     # the charts are rendered, not read as text: no placeholder reaches the graph, and each
     # chart's workload is the service Compose names, its port cited at the template's line
     assert not any("{{" in str(p) for p in entities.values())

@@ -38,6 +38,10 @@ resource "aws_elasticache_replication_group" "sessions" {
   node_type            = "cache.t3.micro"
   engine               = "redis"
 }
+
+resource "aws_apprunner_service" "orders" {
+  service_name = "${var.environment_name}-orders"
+}
 """
 FILES = {
     "docker-compose.yml": "services:\n  orders:\n    image: example/orders:1.0\n"
@@ -58,13 +62,15 @@ def clones(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def _stores(repo: Path) -> dict[str, dict[str, Any]]:
     batch = batch_at(repo, "HEAD", prose=False)
-    return {n.ceid: n.props for n in batch.nodes if "terraform" in n.props}
+    return {n.ceid: n.props for n in batch.nodes
+            if "terraform" in n.props and n.ceid.startswith("infra:")}
 
 
 def test_retail_stores_from_its_terraform(clones: dict[str, Path]) -> None:
     repo = clones["retail-store-sample-app"]
     batch = batch_at(repo, "HEAD", prose=False)
-    stores = {n.ceid: n.props for n in batch.nodes if "terraform" in n.props}
+    stores = {n.ceid: n.props for n in batch.nodes
+              if "terraform" in n.props and n.ceid.startswith("infra:")}
     # terraform/lib/dependencies: two Aurora clusters, DynamoDB, ElastiCache, Amazon MQ and
     # OpenSearch (module "catalog_rds", ..., resource "aws_mq_broker" "mq")
     assert {c: p["kind"] for c, p in stores.items()} == {
@@ -87,6 +93,13 @@ def test_retail_stores_from_its_terraform(clones: dict[str, Path]) -> None:
                          ("service:cart", "infra:dynamodb-carts"),
                          ("service:checkout", "infra:checkout-elasticache-redis")}
     assert not [e for e in batch.edges if e.dst in stores and e.type == "DEPENDS_ON"]
+    # each service is also deployed by App Runner and ECS (terraform/lib/apprunner/orders.tf:
+    # resource "aws_apprunner_service" "orders"; terraform/lib/ecs/orders.tf: module
+    # "orders_service" with service_name = "orders")
+    orders = next(n.props for n in batch.nodes if n.ceid == "service:orders")
+    assert {"terraform/lib/apprunner/orders.tf", "terraform/lib/ecs/orders.tf"} <= \
+        set(orders["manifests"])
+    assert set(orders["terraform"]) == {"aws_apprunner_service.orders", "module.orders_service"}
 
 
 def test_fac_cloud_gov_modules_and_crlf_files(clones: dict[str, Path]) -> None:
@@ -149,3 +162,11 @@ def test_a_technology_runs_in_its_containers_and_its_terraform_stores(stack: Set
     refs = cited(body)
     assert any(r.startswith("docker-compose.yml#L5@") for r in refs), refs
     assert any(r.startswith(f"{TF}#L6@") for r in refs), refs
+
+
+def test_a_service_terraform_deploys_names_the_resource(stack: Settings, tenant: str) -> None:
+    body = ask(stack, tenant, "How is orders deployed?")
+    answer = str(body["answer"])
+    assert "Docker Compose (docker-compose.yml)" in answer, answer
+    assert f"Terraform, an App Runner service ({TF})" in answer, answer
+    assert any(r.startswith(f"{TF}#L21@") for r in cited(body)), cited(body)

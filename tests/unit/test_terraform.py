@@ -4,6 +4,7 @@ are stores, their kinds, names and lines. Gold: the texts written here."""
 from __future__ import annotations
 
 from substrate.connectors.terraform import (
+    deploys_in,
     is_terraform_path,
     may_create_a_store,
     source_kind,
@@ -207,3 +208,20 @@ def test_repository_sources_and_more_module_kinds() -> None:
     assert source_kind("terraform-aws-modules/redshift/aws") == "database"
     assert source_kind("Azure/avm-res-servicebus-namespace/azurerm") == "queue"
     assert source_kind("Azure/avm-res-dbforpostgresql-flexibleserver/azurerm") == "database"
+
+
+def test_the_services_a_file_deploys() -> None:
+    """retail's App Runner and ECS files: a compute resource, or a module given the
+    service's name; a reusable module's own resource ("this") names none."""
+    text = ('resource "aws_apprunner_service" "orders" {\n'
+            '  service_name = "${var.environment_name}-orders"\n}\n\n'
+            'module "carts_service" {\n  source       = "./service"\n'
+            '  service_name = "carts"\n}\n\n'
+            'resource "aws_ecs_service" "this" {\n  name = var.service_name\n}\n\n'
+            'resource "kubernetes_deployment" "web" {\n  metadata {\n    name = "storefront"\n'
+            '  }\n}\n')
+    assert [(d.address, d.name, d.line, d.what) for d in deploys_in("ecs.tf", text)] == [
+        ("aws_apprunner_service.orders", "orders", 1, "an App Runner service"),
+        ("module.carts_service", "carts", 5, "module carts_service"),
+        ("kubernetes_deployment.web", "storefront", 14, "a Kubernetes Deployment")]
+    assert deploys_in("vars.tf", 'variable "service_name" {}\n') == ()

@@ -454,7 +454,8 @@ def add_terraform(reader: ManifestReader) -> None:
             app.add_evidence(ref)
             union(app.props, "manifests", [deploy.path])
             union(app.props, "terraform", [deploy.address])
-            union(app.props, "attribute_refs", [f"terraform|{deploy.what}|{ref}"])
+            # the file as it is now, what it deploys the service as, the block's line
+            union(app.props, "attribute_refs", [f"terraform|{deploy.path}|{deploy.what}|{ref}"])
     linked = {(e.src, e.dst) for e in reader.batch.edges}
     for store in stores:
         ref = reader.snap.ref(store.path, store.line)

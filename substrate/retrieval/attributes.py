@@ -208,29 +208,34 @@ def _template_chart(path: str, renderers: list[str]) -> str | None:
 
 def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
     """The files deploying the entity (its ``manifests``, its Helm ``charts``), each cited at
-    the line that declares it (its provenance)."""
+    the line that declares it (its provenance; a Terraform block's own line). One of each
+    way first (Compose, Kubernetes, a Helm chart, Terraform...), the shallowest file of each:
+    the main deployments before an extra's."""
     declared: dict[str, str] = {}
     for ref in props.get("provenance") or []:
         declared.setdefault(str(ref).split("#", 1)[0], str(ref))
-    out = []  # the shallowest file first: the main deployment before an extra's
+    found: list[tuple[str, dict[str, Any]]] = []  # (the way, the deployment)
     rendered: set[str] = set()  # charts whose rendered manifests deploy it
     renderers = [str(c) for c in props.get("rendered_charts") or []]
-    terraform: dict[str, list[str]] = {}  # a Terraform file -> what it deploys the entity as
+    terraform: dict[str, list[tuple[str, str]]] = {}  # a file -> (what it deploys as, line)
     for item in props.get("attribute_refs") or []:
         kind, _, rest = str(item).partition("|")
         if kind == "terraform":
-            what, _, ref = rest.rpartition("|")
-            terraform.setdefault(ref.split("#", 1)[0], []).append(what)
+            value, _, ref = rest.rpartition("|")
+            path, _, what = value.partition("|")
+            terraform.setdefault(path, []).append((what, ref))
     for path in sorted(props.get("manifests") or [], key=lambda p: (str(p).count("/"), p)):
         by = next((who for reads, who in _DEPLOYERS if reads(path)), "Kubernetes")
+        ref = declared.get(path, "")
         chart = _template_chart(str(path), renderers)
         if chart is not None:  # a chart's template, as Helm rendered it
             rendered.add(chart)
             by = f"the Helm chart {chart}"
         elif by == "Terraform" and terraform.get(str(path)):  # "Terraform, an ECS service"
-            by = f"Terraform, {' and '.join(terraform[str(path)])}"
-        out.append({"attr": "deployment", "value": f"{by} ({path})",
-                    "refs": [declared.get(path, "")]})
+            by = f"Terraform, {' and '.join(w for w, _ in terraform[str(path)])}"
+            ref = terraform[str(path)][0][1]
+        found.append((by.split(" ", 2)[1] if chart else by.split(",")[0],
+                      {"attr": "deployment", "value": f"{by} ({path})", "refs": [ref]}))
     charts = {}
     for item in props.get("attribute_refs") or []:
         kind, _, rest = str(item).partition("|")
@@ -238,9 +243,11 @@ def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
             chart, _, ref = rest.rpartition("|")
             charts[chart] = ref
     for chart in [c for c in props.get("charts") or [] if str(c) not in rendered]:
-        out.append({"attr": "deployment", "value": f"the Helm chart {chart}",
-                    "refs": [charts.get(str(chart), "")]})
-    return out
+        found.append(("Helm", {"attr": "deployment", "value": f"the Helm chart {chart}",
+                               "refs": [charts.get(str(chart), "")]}))
+    ways = list(dict.fromkeys(way for way, _ in found))
+    firsts = [next(d for w, d in found if w == way) for way in ways]
+    return firsts + [d for _, d in found if not any(d is f for f in firsts)]
 
 
 def _score(c: dict[str, Any], want: set[str], terms: set[str], side: int, pair: bool,

@@ -258,9 +258,9 @@ def test_how_a_service_is_exposed_is_the_way_in_from_outside_first() -> None:
 
 
 def test_how_a_service_is_deployed_is_the_files_that_deploy_it() -> None:
-    """Its manifests (the shallowest first: the main deployment before an extra's), named by
-    what reads them, each cited where it declares the service; its Helm chart where the chart
-    names itself."""
+    """Its manifests (one of each way first, the shallowest first: the main deployment before
+    an extra's), named by what reads them, each cited where it declares the service; its Helm
+    chart where the chart names itself."""
     assert wanted("How is ledgerwriter deployed?") == {"deployment"}
     assert wanted("Which manifests deploy checkout?") == {"deployment"}
     props = {
@@ -279,9 +279,10 @@ def test_how_a_service_is_deployed_is_the_files_that_deploy_it() -> None:
                       ["kubernetes-manifests/checkout.yaml#L4@abc1234"]),
                      ("Cloud Foundry (manifests/manifest-dev.yml)", [""])]  # SHOWN: three
     values = [v["value"] for v in node_values(CHECKOUT, props) if v["attr"] == "deployment"]
+    # one of each way first (the chart before a second Kubernetes manifest)
     assert values[3:] == ["the .NET Aspire app host (src/Shop.AppHost/Program.cs)",
-                          "Kubernetes (extras/cloudsql/kubernetes-manifests/checkout.yaml)",
-                          "the Helm chart src/checkout/chart"]
+                          "the Helm chart src/checkout/chart",
+                          "Kubernetes (extras/cloudsql/kubernetes-manifests/checkout.yaml)"]
     cites = c.Citations()
     text = c.attributes([{"subject": CHECKOUT, "stated": rank(
         "How is checkout deployed?", [CHECKOUT], [], {"service:checkout": props})}], cites)

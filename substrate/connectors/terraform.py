@@ -8,22 +8,33 @@ and buckets they create, as ``Infrastructure`` entities.
   ``aws_s3_bucket_policy``) is not. A Cloud Foundry ``cloudfoundry_service_instance`` is one
   of the kind its name states, as a manifest's bound service is (:mod:`cloudfoundry`).
 * A ``module`` block is one when its source names such a thing: a registry module
-  (``terraform-aws-modules/rds-aurora/aws``), a repository (``…/terraform-aws-elasticache-redis``)
-  or a repository's folder (``github.com/gsa-tts/terraform-cloudgov//database``). A local
-  module (``./service``) is read where its own files are.
-* Its name is the block's literal ``name`` (or ``identifier``, ``bucket``...), else the
-  block's label (``module "orders_rds"``: the name ``"${var.env}-orders"`` is only known when
-  applied). A block with neither (``resource "aws_db_instance" "this"`` named by a variable,
-  in a reusable module) names no instance and is left out.
+  (``terraform-aws-modules/rds-aurora/aws``), a repository (``github.com/owner/terraform-aws-
+  rds``, Terraform's shorthand, or a URL) or a repository's folder
+  (``github.com/gsa-tts/terraform-cloudgov//database``). A local module (``./service``) is read
+  where its own files are; when its folder is not in the repository (``./vendor/modules/aks//
+  aks/postgres``, fetched at build time), by the kind its folder names.
+* Not stores: a replication group's member node, a read replica.
+* Its name is the block's ``name`` (or ``identifier``, ``bucket``...), with the folder's
+  literal ``locals`` put in and the environment taken out (``"${local.app_name}-rds-${local.
+  env}"`` is notify-api-rds, as its Cloud Foundry manifest binds it); else the block's label
+  (``module "orders_rds"``: ``"${var.env}-orders"`` leaves "orders", which names no store). A
+  module's ``name`` input that is a bare kind ("cache") gives way to the label. A block named
+  by a variable in a reusable module (``aws_rds_cluster "db" { cluster_identifier =
+  var.name }``, or a generic label such as ``"this"``) names no instance and is left out.
 * The same name declared elsewhere (a Cloud Foundry manifest binding ``fac-db``) is the same
   entity: the Terraform file adds its kind and its declaration.
 * Properties: ``kind``, ``terraform`` (the block's address, ``module.orders_rds``), the
-  literal ``engine``, ``engine_version`` and instance class or node type, each line in
-  ``attribute_refs``; ``manifests`` holds the file.
+  literal ``engine``, ``engine_version`` (``database_version``, ``redis_version``) and
+  instance class, node type or tier (also in a nested ``settings``/``cluster_config``), each
+  line in ``attribute_refs``; ``manifests`` holds the file.
 * A store named after one known service (``orders_rds``, ``checkout_elasticache_redis``,
   ``dynamodb_carts``) that nothing else links to it → ``DEPENDS_ON`` from the service
   (``via: naming``, confidence 0.6, evidence at the block's first line), as
   :meth:`~substrate.connectors.manifests.ManifestReader.named_stores` does for manifests.
+* A service known from elsewhere that a file deploys (:data:`COMPUTE`: App Runner, ECS,
+  Lambda, Cloud Run, Cloud Foundry, Kubernetes resources; or a module given ``service_name``)
+  keeps the file among its ``manifests`` and what it deploys it as (``terraform|path|an App
+  Runner service|ref`` in ``attribute_refs``). Terraform creates no Service of its own.
 
 Parsing is python-hcl2's (its Lark grammar of HCL2); a file it cannot parse is logged and
 skipped. What a file declares is memoised by its text, so a history replay parses a file

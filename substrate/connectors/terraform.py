@@ -12,7 +12,8 @@ and buckets they create, as ``Infrastructure`` entities.
   rds``, Terraform's shorthand, or a URL) or a repository's folder
   (``github.com/gsa-tts/terraform-cloudgov//database``). A local module (``./service``) is read
   where its own files are; when its folder is not in the repository (``./vendor/modules/aks//
-  aks/postgres``, fetched at build time), by the kind its folder names.
+  aks/postgres``, fetched at build time), by the kind its folder names; when its folder's
+  store is a template its caller names (``bucket = var.name``), the call is the store.
 * Not stores: a replication group's member node, a read replica.
 * Its name is the block's ``name`` (or ``identifier``, ``bucket``...), with the folder's
   literal ``locals`` put in and the environment taken out (``"${local.app_name}-rds-${local.
@@ -139,9 +140,13 @@ class TfStore:
     name: Fact  # at its name attribute's line, or the block's
     kind: str
     details: tuple[tuple[str, Fact], ...]  # (engine, "aurora-postgresql" at its line), ...
-    # a local module's folder: a store only when the folder is not in the snapshot (vendored
-    # at build time); its own files are read where they are
-    needs_absent: str | None = None
+    # a local module's folder (``module_folder``): the call is a store when the folder is not
+    # in the snapshot (vendored at build time) and its source names a kind, or when the
+    # folder holds a store's template (then of the template's kind)
+    module_folder: str | None = None
+    # a reusable module's own store, named by its caller (``cluster_identifier = var.name``):
+    # no instance of its own
+    template: bool = False
 
 
 def is_terraform_path(path: str) -> bool:
@@ -163,10 +168,32 @@ def read_terraform(snap: GitSnapshot) -> tuple[list[TfStore], list[TfDeploy]]:
         known = folder_locals(tuple((p, snap.read(p)) for p in inside if _LOCALS.search(
             snap.read(p))))
         for path in inside:
-            stores += [s for s in stores_in(path, snap.read(path), known)
-                       if s.needs_absent is None or s.needs_absent not in folders]
+            stores += stores_in(path, snap.read(path), known)
             deploys += deploys_in(path, snap.read(path), known)
-    return sorted(stores, key=lambda s: (s.path, s.line)), deploys
+    return sorted(instances(stores, set(folders)), key=lambda s: (s.path, s.line)), deploys
+
+
+def instances(found: list[TfStore], folders: set[str]) -> list[TfStore]:
+    """The stores that are instances: templates left out, a local module's call kept as the
+    store its folder's template makes (``module "documents" { source = "../modules/storage"
+    name = "docs" }``), or, when its folder is not in the snapshot, as its source names."""
+    templates: dict[str, str] = {}
+    for store in found:
+        if store.template:
+            templates.setdefault(posixpath.dirname(store.path), store.kind)
+    out = []
+    for store in found:
+        folder = store.module_folder
+        if store.template or (folder is None and not store.kind):
+            continue
+        if folder is not None and folder in folders:
+            if folder not in templates:
+                continue  # read where its files are
+            store = replace(store, kind=templates[folder])
+        elif folder is not None and not store.kind:
+            continue
+        out.append(store)
+    return out
 
 
 @dataclass(frozen=True)
@@ -270,9 +297,10 @@ _KINDED = frozenset({*RESOURCE_KINDS, "cloudfoundry_service_instance"})
 
 
 def may_create_a_store(text: str) -> bool:
-    """Does the file open a resource block of a store's type, or name a store's module?"""
+    """Does the file open a resource block of a store's type, or call a store's module or a
+    local module (whose folder may hold a store's template)?"""
     return bool({m.group(1) for m in _OPENS.finditer(text)} & _KINDED) \
-        or any(module_kind(s, "")[0] for s in _SOURCES.findall(text))
+        or any(any(module_kind(s, "")) for s in _SOURCES.findall(text))
 
 
 def module_kind(source: str | None, path: str) -> tuple[str | None, str | None]:
@@ -312,10 +340,11 @@ def stores_in(path: str, text: str, known: tuple[tuple[str, str], ...] = ()
                     out.append(store)
     for entry in _blocks(doc, "module"):
         for label, body in _labelled(entry):
-            kind, absent = module_kind(_literal(body.get("source")), path)
-            store = kind and at.store(f"module.{label}", label, body, kind, module=True)
-            if store:
-                out.append(replace(store, needs_absent=absent))
+            kind, folder = module_kind(_literal(body.get("source")), path)
+            if kind or folder:  # a local module's kind may be its template's
+                store = at.store(f"module.{label}", label, body, kind or "", module=True)
+                if store:
+                    out.append(replace(store, module_folder=folder))
     return tuple(sorted(out, key=lambda s: s.line))
 
 
@@ -416,8 +445,11 @@ class _Block:
                 name = Fact(value, self.path, self.line_of(start, end, key))
                 break
             if body.get(key) is not None:  # named by what is known only when applied
-                if _bare_variable(body[key]) and _only_store_words(label):
-                    return None  # a reusable module's template: aws_rds_cluster "db"
+                if _bare_variable(body[key]) and (_only_store_words(label)
+                                                  or label.lower() in _GENERIC):
+                    # a reusable module's template: aws_rds_cluster "db"
+                    return TfStore(self.path, start, address, Fact(label, self.path, start),
+                                   kind, (), template=True)
                 break
         if name is None:
             if label.lower() in _GENERIC:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from substrate.connectors.terraform import (
     deploys_in,
+    instances,
     is_terraform_path,
     may_create_a_store,
     source_kind,
@@ -56,7 +57,7 @@ module "service" {
 def _by_address(text: str) -> dict[str, tuple[str, str, int, int, dict[str, tuple[str, int]]]]:
     return {s.address: (s.kind, s.name.value, s.name.line, s.line,
                         {k: (f.value, f.line) for k, f in s.details})
-            for s in stores_in("infra/main.tf", text)}
+            for s in instances(list(stores_in("infra/main.tf", text)), {"infra"})}
 
 
 def test_stores_their_kinds_names_and_lines() -> None:
@@ -160,8 +161,13 @@ def test_a_reusable_modules_templates_are_left_out() -> None:
             '  replication_group_id = aws_elasticache_replication_group.cart.id\n}\n\n'
             'resource "aws_db_instance" "reader" {\n  identifier          = "orders-reader"\n'
             '  replicate_source_db = aws_db_instance.orders.identifier\n}\n')
-    # module templates named by the caller; a replication group's member node; a replica
-    assert stores_in("modules/db/main.tf", text) == ()
+    # module templates named by the caller (kept as templates, no instance of their own); a
+    # replication group's member node; a replica
+    found = stores_in("modules/db/main.tf", text)
+    assert {(s.address, s.kind) for s in found if s.template} == {
+        ("aws_rds_cluster.db", "database"), ("aws_s3_bucket.storage", "storage"),
+        ("aws_sqs_queue.main", "queue")}
+    assert instances(list(found), {"modules/db"}) == []
     # one per environment, named after it: the label (simpler-grants' OpenSearch domain)
     text = ('resource "aws_opensearch_domain" "opensearch" {\n'
             '  domain_name    = var.environment_name\n  engine_version = "OpenSearch_2.11"\n}\n')
@@ -192,10 +198,28 @@ def test_a_vendored_local_module_names_its_kind_by_its_folder() -> None:
     time; a local module whose folder is in the snapshot is read there instead."""
     text = ('module "postgres" {\n  source = "./vendor/modules/aks//aks/postgres"\n'
             '  name   = "apply"\n}\n\nmodule "redis" {\n  source = "./modules/redis"\n}\n')
-    found = {s.address: (s.kind, s.name.value, s.needs_absent)
+    found = {s.address: (s.kind, s.name.value, s.module_folder)
              for s in stores_in("terraform/aks/database.tf", text)}
     assert found == {"module.postgres": ("database", "apply", "terraform/aks/vendor/modules/aks"),
                      "module.redis": ("cache", "redis", "terraform/aks/modules/redis")}
+    calls = list(stores_in("terraform/aks/database.tf", text))
+    # vendor/ absent, modules/redis present (and holding no template): read where it is
+    assert [s.address for s in instances(calls, {"terraform/aks", "terraform/aks/modules/redis"})
+            ] == ["module.postgres"]
+
+
+def test_a_call_of_a_local_module_holding_a_template_is_an_instance() -> None:
+    """simpler-grants' modules/storage makes `aws_s3_bucket "storage" { bucket = var.name }`;
+    each call of it is a bucket, named by the call."""
+    module = 'resource "aws_s3_bucket" "storage" {\n  bucket = var.name\n}\n'
+    call = ('module "documents" {\n  source = "../../modules/storage"\n'
+            '  name   = "grants-documents"\n}\n\n'
+            'module "service" {\n  source = "../../modules/service"\n}\n')
+    found = [*stores_in("infra/modules/storage/main.tf", module),
+             *stores_in("infra/api/service/s3.tf", call)]
+    folders = {"infra/modules/storage", "infra/modules/service", "infra/api/service"}
+    assert [(s.address, s.kind, s.name.value, s.name.line) for s in instances(found, folders)
+            ] == [("module.documents", "storage", "grants-documents", 3)]
 
 
 def test_repository_sources_and_more_module_kinds() -> None:

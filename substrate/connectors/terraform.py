@@ -250,13 +250,13 @@ def deploys_in(path: str, text: str, known: tuple[tuple[str, str], ...] = ()
                     inner = meta[0] if isinstance(meta, list) and meta else body
                     name = next((n for k in _SERVICE_NAMES
                                  if (n := at.name(inner if isinstance(inner, dict) else body,
-                                                  k, store=False))), None)
+                                                  k, of_store=False))), None)
                     found.append(TfDeploy(path, int(body.get("__start_line__", 1)),
                                           f"{rtype}.{label}", name or label, COMPUTE[rtype]))
     for entry in _blocks(doc, "module"):
         for label, body in _labelled(entry):
             name = next((n for k in ("service_name", "app_name")
-                         if (n := at.name(body, k, store=False))), None)
+                         if (n := at.name(body, k, of_store=False))), None)
             if name:
                 found.append(TfDeploy(path, int(body.get("__start_line__", 1)),
                                       f"module.{label}", name, f"module {label}"))
@@ -409,10 +409,10 @@ class _Block:
             level += text.count("{") - text.count("}")
         return start
 
-    def name(self, body: dict[str, Any], key: str, store: bool = True) -> str | None:
+    def name(self, body: dict[str, Any], key: str, of_store: bool = True) -> str | None:
         """A name as written, its folder's literal locals put in and the environment
         taken out ("${local.app_name}-rds-${local.env}" → notify-api-rds); None when a part
-        of it is only known when applied and what is left names no store (``store``; else
+        of it is only known when applied and what is left names no store (``of_store``; else
         when nothing is left)."""
         value = body.get(key)
         if not isinstance(value, str) or not value:
@@ -431,7 +431,7 @@ class _Block:
         if _literal(filled):
             return filled
         left = re.sub(r"[-_.]*\$\{[^{}]*\}[-_.]*", "-", filled).strip("-_.")
-        return left if left and "$" not in left and (not store or instance_kind(left)) \
+        return left if left and "$" not in left and (not of_store or instance_kind(left)) \
             else None
 
     def store(self, address: str, label: str, body: dict[str, Any], kind: str,

@@ -218,12 +218,15 @@ def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
     rendered: set[str] = set()  # charts whose rendered manifests deploy it
     renderers = [str(c) for c in props.get("rendered_charts") or []]
     terraform: dict[str, list[tuple[str, str]]] = {}  # a file -> (what it deploys as, line)
+    charts: dict[str, str] = {}  # a chart naming itself -> its line
     for item in props.get("attribute_refs") or []:
         kind, _, rest = str(item).partition("|")
+        value, _, ref = rest.rpartition("|")
         if kind == "terraform":
-            value, _, ref = rest.rpartition("|")
             path, _, what = value.partition("|")
             terraform.setdefault(path, []).append((what, ref))
+        elif kind == "chart":
+            charts[value] = ref
     for path in sorted(props.get("manifests") or [], key=lambda p: (str(p).count("/"), p)):
         by = next((who for reads, who in _DEPLOYERS if reads(path)), "Kubernetes")
         ref = declared.get(path, "")
@@ -234,20 +237,16 @@ def _deployments(props: dict[str, Any]) -> list[dict[str, Any]]:
         elif by == "Terraform" and terraform.get(str(path)):  # "Terraform, an ECS service"
             by = f"Terraform, {' and '.join(w for w, _ in terraform[str(path)])}"
             ref = terraform[str(path)][0][1]
-        found.append((by.split(" ", 2)[1] if chart else by.split(",")[0],
+        found.append(("Helm" if chart is not None else by.split(",")[0],
                       {"attr": "deployment", "value": f"{by} ({path})", "refs": [ref]}))
-    charts = {}
-    for item in props.get("attribute_refs") or []:
-        kind, _, rest = str(item).partition("|")
-        if kind == "chart":
-            chart, _, ref = rest.rpartition("|")
-            charts[chart] = ref
     for chart in [c for c in props.get("charts") or [] if str(c) not in rendered]:
         found.append(("Helm", {"attr": "deployment", "value": f"the Helm chart {chart}",
                                "refs": [charts.get(str(chart), "")]}))
-    ways = list(dict.fromkeys(way for way, _ in found))
-    firsts = [next(d for w, d in found if w == way) for way in ways]
-    return firsts + [d for _, d in found if not any(d is f for f in firsts)]
+    firsts: dict[str, dict[str, Any]] = {}
+    for way, item in found:
+        firsts.setdefault(way, item)
+    first = {id(item) for item in firsts.values()}
+    return [*firsts.values(), *(item for _, item in found if id(item) not in first)]
 
 
 def _score(c: dict[str, Any], want: set[str], terms: set[str], side: int, pair: bool,

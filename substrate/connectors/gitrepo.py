@@ -54,6 +54,7 @@ from substrate.connectors.owners_files import owner_maps_batch, owners_files_bat
 from substrate.connectors.ownership_paths import module_batch
 from substrate.connectors.postmortem import postmortem_batch
 from substrate.connectors.readme_tables import describe_from_tables
+from substrate.connectors.source_calls import VIA as SOURCE_VIA
 from substrate.connectors.terraform import add_terraform
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
@@ -163,7 +164,7 @@ def _unique_edges(edges: list[EdgeRecord]) -> list[EdgeRecord]:
     then first); every proving ref in ``evidence_refs``. When the chosen edge states no address
     and a duplicate does (a ``depends_on`` beside the variable holding the URL), the edge takes
     the duplicate's address and its line becomes the evidence (the line that holds the
-    address)."""
+    address); an address only the source code names (a default) is not taken."""
     chosen: dict[str, EdgeRecord] = {}
     refs: dict[str, list[str]] = {}
     address: dict[str, EdgeRecord] = {}
@@ -176,8 +177,8 @@ def _unique_edges(edges: list[EdgeRecord]) -> list[EdgeRecord]:
             if ref not in found:
                 found.append(ref)
         chosen.setdefault(edge.eid, edge)
-        if edge.props.get("address"):
-            address.setdefault(edge.eid, edge)
+        if edge.props.get("address") and edge.props.get("via") != SOURCE_VIA:
+            address.setdefault(edge.eid, edge)  # a default in the code is not the deployment's
     return [_merged(e, refs[e.eid], address.get(e.eid)) for e in edges if chosen.get(e.eid) is e]
 
 

@@ -35,6 +35,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from substrate.connectors.aliases import NORMALISED, Entity, NameIndex
 from substrate.connectors.app_config import app_config_values, is_app_config_path
@@ -51,6 +52,9 @@ from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.infra_kinds import JOINED, KINDS, SECRET, kind_of, redact
 from substrate.connectors.k8s import ConfigValue, K8sManifests, Workload, read_k8s
 from substrate.connectors.mounts import Mounted, config_values
+from substrate.connectors.source_calls import CONFIDENCE as SOURCE_CONFIDENCE
+from substrate.connectors.source_calls import VIA as SOURCE_VIA
+from substrate.connectors.source_calls import is_source_path, same_platform, source_peers
 from substrate.connectors.yamlnodes import Fact
 from substrate.graph.records import EdgeRecord, GraphBatch, NodeRecord, ceid
 
@@ -319,13 +323,16 @@ class ManifestReader:
                 "via": "mounted_config", "var": m.key, "config_file": m.value.path,
                 "evidence_refs": [self.ref(m.value), self.ref(m.mount)]})
 
-    def env_edges(self, item: Deployed, var: str, fact: Fact, props: dict[str, object]) -> None:
+    def env_edges(self, item: Deployed, var: str, fact: Fact, props: dict[str, object],
+                  confidence: float = HEURISTIC,
+                  peer: Callable[[dict[str, object]], bool] | None = None) -> None:
+        """``peer``: which targets (their props) may be linked (None: any)."""
         src = item.entity.ceid
         for host in hosts_in(var, fact.value):
             dst = self.target(host, item.namespace)
-            if dst and dst != src:
+            if dst and dst != src and (peer is None or peer(self.index.get(dst).props)):
                 kind = "CALLS" if self.index.get(dst).label == "Service" else "DEPENDS_ON"
-                self.edge(kind, src, dst, fact, HEURISTIC, {**props, **host.edge_props()})
+                self.edge(kind, src, dst, fact, confidence, {**props, **host.edge_props()})
 
     def edge(
         self, kind: str, src: str, dst: str, fact: Fact, conf: float, props: dict[str, object]
@@ -339,9 +346,11 @@ def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) 
     configuration (:mod:`substrate.connectors.app_config`: Spring Boot's ``application.yml``,
     ASP.NET Core's ``appsettings.json``), its Dockerfile's ``ENV`` defaults and the
     configuration files the Dockerfile copies into the image
-    (:mod:`substrate.connectors.dockerfile_env`)."""
+    (:mod:`substrate.connectors.dockerfile_env`), and the peers its source code names
+    (:mod:`substrate.connectors.source_calls`)."""
     reader = ManifestReader(snap, index)
     candidates = [p for p in snap.files() if is_app_config_path(p)]
+    sources = [p for p in snap.files() if is_source_path(p)]
     snap.preload(p for p in map(dockerfile_path, dirs.values()) if snap.exists(p))
     for cid, folder in sorted(dirs.items()):
         if cid not in index or index.get(cid).label != "Service":
@@ -365,6 +374,11 @@ def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) 
             for key, fact in config_values(snap.read(path), path):
                 reader.env_edges(item, key, fact, {"via": "image_config", "var": key,
                                                    "config_file": path})
+        for key, fact, beside in source_peers(snap, folder, sources):
+            if not beside & deployed:  # a default the deployment overrides is not used
+                reader.env_edges(item, key, fact, {"via": SOURCE_VIA, "var": key,
+                                                   "source_file": fact.path},
+                                 SOURCE_CONFIDENCE, partial(same_platform, item.entity.props))
     return reader.batch
 
 

@@ -14,6 +14,12 @@ Why the batch is unchanged: ``batch_at`` depends on the list of files only throu
 predicates (a file added or removed outside them is never selected), on the contents of the
 files they select (except those only counted present), and on ``git blame`` of those files,
 which a commit that leaves a file untouched does not change.
+
+A reader of many files of which few matter (source code, which only names peers now and then:
+:mod:`source_calls`) also says which *texts* it takes (``content``): a change of one of its
+files counts only when the file's text before or after the commit passes that test (the
+reader takes nothing from a text that does not, so such a change leaves its output as it
+was). :func:`content_hits` reads those texts once for the whole history.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from substrate.connectors.compose import is_compose_file
 from substrate.connectors.designdocs import is_design_path
 from substrate.connectors.dockerfile_env import is_dockerfile_path
 from substrate.connectors.envfiles import is_env_file
-from substrate.connectors.gitcmd import run_git
+from substrate.connectors.gitcmd import read_blobs, run_git
 from substrate.connectors.gitrepo import SERVICE_ROOTS
 from substrate.connectors.helm_charts import is_chart_path
 from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
@@ -44,7 +50,9 @@ from substrate.connectors.owners_files import is_owners_path
 from substrate.connectors.ownership_paths import is_package_marker
 from substrate.connectors.postmortem import is_postmortem_path
 from substrate.connectors.readme_tables import TABLE_FILES, is_table_path
+from substrate.connectors.source_calls import is_source_path, may_name_peers
 from substrate.connectors.terraform import is_terraform_path
+from substrate.connectors.tree_walk import raw_blob_changes
 
 _RECORD = "\x1e"
 
@@ -57,6 +65,8 @@ class Reader:
     reads: Callable[[str], bool]
     patterns: str  # the same, for people
     presence_only: bool = False  # only additions and deletions of its files matter
+    # a change counts only when the file's text before or after it passes this test
+    content: Callable[[str], bool] | None = None
 
 
 def _service_folder(path: str) -> bool:
@@ -103,6 +113,9 @@ READERS: tuple[Reader, ...] = (
     Reader("adr", is_adr_path, "docs/adr/*.md and the other ADR folders"),
     Reader("postmortem", is_postmortem_path, "**/postmortems/*.md, **/incidents/*.md, ..."),
     Reader("designdocs", is_design_path, "docs/design/**, docs/rfcs/**, design/**, ..."),
+    Reader("source code", is_source_path, "**/*.py, *.go, *.java, *.js, *.ts, *.cs, ... (not "
+           "tests) whose text names a peer's address or a Feign client",
+           content=may_name_peers),
 )
 
 
@@ -114,10 +127,45 @@ def is_read(path: str, readers: Sequence[Reader] = READERS) -> bool:
     return any(r.reads(path) for r in readers)
 
 
-def is_relevant(change: Change, readers: Sequence[Reader] = READERS) -> bool:
-    """Does a change (a status and a path) matter to some connector?"""
+def is_relevant(change: Change, readers: Sequence[Reader] = READERS,
+                hits: frozenset[str] | None = None) -> bool:
+    """Does a change (a status and a path) matter to some connector? ``hits``: the paths of
+    the commit whose texts pass their reader's ``content`` test (None: not checked, each
+    such change counts)."""
     status, path = change
-    return any(r.reads(path) and (status in "AD" or not r.presence_only) for r in readers)
+    return any(r.reads(path) and (status in "AD" or not r.presence_only)
+               and (r.content is None or hits is None or path in hits) for r in readers)
+
+
+def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] = READERS
+                 ) -> dict[str, frozenset[str]]:
+    """``sha -> the paths it changes`` whose text, before or after the commit, passes the
+    ``content`` test of a reader that reads them (first-parent history of ``rev``; one
+    ``git log`` and one ``git cat-file --batch`` for all those texts)."""
+    checked = [r for r in readers if r.content is not None]
+    if not checked:
+        return {}
+    wanted: dict[str, list[tuple[str, tuple[str, ...], list[Reader]]]] = {}
+    for sha, found in raw_blob_changes(Path(repo), rev).items():
+        for path, before, after in found:
+            mine = [r for r in checked if r.reads(path)]
+            if mine:
+                wanted.setdefault(sha, []).append((path, tuple(b for b in (before, after) if b),
+                                                   mine))
+    blobs = sorted({b for items in wanted.values() for _, ids, _ in items for b in ids})
+    texts = read_blobs(Path(repo), blobs) if blobs else {}
+    passes: dict[tuple[str, int], bool] = {}
+
+    def passed(blob: str, reader: int) -> bool:
+        key = (blob, reader)
+        if key not in passes:
+            content = checked[reader].content
+            passes[key] = content is not None and content(texts.get(blob, ""))
+        return passes[key]
+
+    return {sha: frozenset(path for path, ids, mine in items
+                           if any(passed(b, checked.index(r)) for r in mine for b in ids))
+            for sha, items in wanted.items()}
 
 
 def changed_paths(repo: Path | str, rev: str = "HEAD") -> dict[str, tuple[Change, ...]]:
@@ -135,11 +183,12 @@ def changed_paths(repo: Path | str, rev: str = "HEAD") -> dict[str, tuple[Change
 
 def commits_to_parse(
     shas: Sequence[str], changes: dict[str, tuple[Change, ...]], order: Iterable[str],
-    readers: Sequence[Reader] = READERS,
+    readers: Sequence[Reader] = READERS, hits: dict[str, frozenset[str]] | None = None,
 ) -> set[str]:
     """Which of ``shas`` (oldest first, a selection of the first-parent history ``order``,
     oldest first) must be parsed: the first one, and each one whose changes since the
-    previous selected commit touch a path some reader reads."""
+    previous selected commit touch a path some reader reads (``hits``: :func:`content_hits`
+    of the history; None counts every change of a content-checked reader's files)."""
     position = {sha: i for i, sha in enumerate(order)}
     history = list(position)
     keep: set[str] = set()
@@ -150,7 +199,8 @@ def commits_to_parse(
             keep.add(sha)  # the first, or one the walk does not know: parse it
         else:
             between = history[previous + 1 : here + 1]
-            if any(is_relevant(ch, readers) for c in between for ch in changes.get(c, ())):
+            if any(is_relevant(ch, readers, None if hits is None else hits.get(c, frozenset()))
+                   for c in between for ch in changes.get(c, ())):
                 keep.add(sha)
         previous = here
     return keep
@@ -159,4 +209,5 @@ def commits_to_parse(
 def needed_commits(repo: Path | str, shas: Sequence[str], rev: str = "HEAD") -> set[str]:
     """:func:`commits_to_parse` for the first-parent history of ``rev`` in ``repo``."""
     changes = changed_paths(repo, rev)
-    return commits_to_parse(shas, changes, reversed(list(changes)))
+    return commits_to_parse(shas, changes, reversed(list(changes)),
+                            hits=content_hits(repo, rev))

@@ -34,7 +34,12 @@ from substrate.connectors.blame import declare_first_parent, same_files_as
 from substrate.connectors.chunking import ChunkerConfig, chunk_document
 from substrate.connectors.gitcmd import GitError, batch_reader, known_tree
 from substrate.connectors.gitrepo import batch_at
-from substrate.connectors.path_filter import Change, changed_paths, commits_to_parse
+from substrate.connectors.path_filter import (
+    Change,
+    changed_paths,
+    commits_to_parse,
+    content_hits,
+)
 from substrate.connectors.tree_walk import TreeWalk, raw_changes
 from substrate.graph.records import GraphBatch
 
@@ -88,7 +93,8 @@ class HistoryParser:
         self._trees: TreeWalk | None = None
         if path_filter:
             changes = changed_paths(repo)
-            self.to_parse = commits_to_parse(self.shas, changes, reversed(list(changes)))
+            self.to_parse = commits_to_parse(self.shas, changes, reversed(list(changes)),
+                                             hits=content_hits(repo))
             self.to_parse |= set(self.shas[-1:])  # where the prose pages are read
             _declare_parents(repo, changes)
             if len(self.to_parse) > 1:

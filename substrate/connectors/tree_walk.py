@@ -21,17 +21,26 @@ Change = tuple[str, str]  # (path, blob after the commit; "" when the path holds
 def raw_changes(repo: Path, rev: str = "HEAD") -> dict[str, tuple[Change, ...]]:
     """``sha -> changes against its first parent`` for the first-parent history of ``rev``,
     newest first (one git process)."""
+    return {sha: tuple((path, after) for path, _, after in found)
+            for sha, found in raw_blob_changes(repo, rev).items()}
+
+
+def raw_blob_changes(repo: Path, rev: str = "HEAD"
+                     ) -> dict[str, tuple[tuple[str, str, str], ...]]:
+    """``sha -> (path, blob before, blob after)`` of each change against its first parent
+    (``""``: no blob on that side), newest first (one git process)."""
     out = run_git(repo, "log", "--first-parent", "--diff-merges=first-parent", "--no-renames",
                   "--raw", "--no-abbrev", "-z", f"--format={_RECORD}%H", rev)
-    changes: dict[str, tuple[Change, ...]] = {}
+    changes: dict[str, tuple[tuple[str, str, str], ...]] = {}
     for block in out.decode("utf-8", "surrogateescape").split(_RECORD)[1:]:
         sha, *fields = block.split("\0")
-        found: list[Change] = []
+        found: list[tuple[str, str, str]] = []
         for meta, path in zip(fields[::2], fields[1::2], strict=False):
             parts = meta.strip().lstrip(":").split()
             if len(parts) == 5:  # old mode, new mode, old blob, new blob, status
-                blob = parts[3] if parts[4][0] != "D" and _is_blob(parts[1]) else ""
-                found.append((path, blob))
+                before = parts[2] if parts[4][0] != "A" and _is_blob(parts[0]) else ""
+                after = parts[3] if parts[4][0] != "D" and _is_blob(parts[1]) else ""
+                found.append((path, before, after))
         changes[sha.strip()] = tuple(found)
     return changes
 

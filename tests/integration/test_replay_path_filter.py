@@ -7,6 +7,10 @@ Both must hold the same nodes (labels, properties, validity times, interval coun
 same relationships (type, ends, evidence, properties, validity times) and the same
 snapshots (real-world times, change counts, content hashes); the filter must have skipped
 commits, and every commit of the window is recorded as replayed in both.
+
+A second window, of fac (2026-07-20 to 2026-08-10, 22 commits), checks the same for source
+code, which the filter parses only where a changed file's text names a peer: there
+``backend/config/settings.py`` takes RustFS's address as a default (commit 2a6d8ba).
 """
 
 from __future__ import annotations
@@ -21,7 +25,12 @@ from neo4j import Driver
 
 from substrate.connectors.git_ingest import ingest_git
 from substrate.connectors.history import list_commits
-from substrate.connectors.path_filter import is_read, needed_commits
+from substrate.connectors.path_filter import (
+    content_hits,
+    is_read,
+    is_relevant,
+    needed_commits,
+)
 from substrate.graph.writer import CommitResult, GraphWriter
 from substrate.settings import Settings
 from tests.support import devset
@@ -126,7 +135,45 @@ def test_paths_the_connectors_read() -> None:
             "docs/adr/0002-use-kafka.md", "docs/postmortems/2026-01-02-outage.md",
             "docs/design/search.md", "services/cart/main.go", "deploy/.env",
             "src/app/compose.tracing.yaml", "README.md"]  # its service table
-    unread = ["src/cart/main.go", "src/README.txt", ".github/workflows/ci.yml", "docs/guide.md",
-              "Makefile", "src/ui/static/app.js"]
+    unread = ["src/README.txt", ".github/workflows/ci.yml", "docs/guide.md", "Makefile"]
     assert [p for p in read if not is_read(p)] == []
     assert [p for p in unread if is_read(p)] == []
+    # source code: read by its path, and a change counts where its text names a peer
+    for path in ("src/cart/main.go", "src/ui/static/app.js"):
+        assert is_read(path) and not is_relevant(("M", path), hits=frozenset())
+
+
+FAC_SINCE, FAC_UNTIL = "2026-07-20", "2026-08-10"
+
+
+@pytest.fixture(scope="module")
+def fac_replays(stack: Settings, driver: Driver, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[tuple[Path, dict[bool, str]]]:
+    fac = devset.clone("fac", tmp_path_factory.mktemp("devset-fac"))
+    out: dict[bool, str] = {}
+    for path_filter in (True, False):
+        tenant = new_tenant(f"replay-fac-{'filtered' if path_filter else 'full'}")
+        ingest_git(GraphWriter(stack, driver, embedder=None), fac, history=True,
+                   since=FAC_SINCE, until=FAC_UNTIL, tenant=tenant,
+                   progress=lambda _m: None, path_filter=path_filter)
+        out[path_filter] = tenant
+    yield fac, out
+    for tenant in out.values():
+        drop_tenant_graph(driver, tenant)
+
+
+def test_same_graph_where_source_code_names_peers(
+    driver: Driver, pg: psycopg.Connection[Any], fac_replays: tuple[Path, dict[bool, str]],
+) -> None:
+    fac, tenants = fac_replays
+    shas = [c.sha for c in list_commits(fac, since=FAC_SINCE, until=FAC_UNTIL)]
+    parse = needed_commits(fac, shas)
+    hits = content_hits(fac)
+    named = [s for s in shas[1:] if hits.get(s)]
+    assert named and set(named) <= parse and len(parse) < len(shas)
+    filtered, full = tenants[True], tenants[False]
+    full_edges = edges(driver, full)
+    assert any(dict(e[3]).get("via") == "'source_code'" for e in full_edges)
+    assert edges(driver, filtered) == full_edges
+    assert nodes(driver, filtered) == nodes(driver, full)
+    assert snapshots(pg, filtered) == snapshots(pg, full)

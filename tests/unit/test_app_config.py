@@ -8,7 +8,7 @@ from pathlib import Path
 
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.layout import _without_shared_prefix
-from substrate.connectors.path_filter import is_read
+from substrate.connectors.path_filter import is_read, is_relevant
 from substrate.demo.gitwriter import commit_tree, init_repo
 
 COMPOSE = """\
@@ -80,7 +80,8 @@ def test_routes_and_config_server_of_a_spring_service_are_its_dependencies(
         ("CALLS", "service:customers-service", f"{config}#L12@{sha}"),
         ("CALLS", "service:config-server", f"{config}#L18@{sha}"),
     }  # the placeholder's default (localhost) names no peer
-    assert is_read(config) and not is_read("spring-petclinic-api-gateway/src/main/java/A.java")
+    assert is_read(config) and not is_relevant(
+        ("M", "spring-petclinic-api-gateway/src/main/java/A.java"), hits=frozenset())
 
 
 def test_a_dotnet_gateway_built_from_a_shared_context_reads_its_appsettings(

@@ -8,7 +8,7 @@ import pytest
 
 from substrate.connectors.gitrepo import batch_at, folder_service_name
 from substrate.connectors.languages import image_language
-from substrate.connectors.path_filter import is_read
+from substrate.connectors.path_filter import is_read, is_relevant
 from substrate.demo.gitwriter import commit_tree, init_repo
 
 
@@ -66,7 +66,7 @@ def test_languages_from_build_files_and_dockerfiles(tmp_path: Path) -> None:
 def test_the_files_deciding_a_language_are_replayed_when_added_or_deleted() -> None:
     assert is_read("services/ui/tsconfig.json") and is_read("src/Api/Api.csproj")
     assert is_read("services/billing/src/main/kotlin/App.kt")
-    assert not is_read("backend/billing/src/main/java/App.java")
+    assert not is_relevant(("M", "backend/billing/src/main/java/App.java"), hits=frozenset())
 
 
 def test_more_build_files_a_helper_stage_first_and_a_readme_sentence_last(tmp_path: Path

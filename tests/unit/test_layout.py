@@ -111,10 +111,14 @@ def test_history_path_filter_watches_the_new_conventions() -> None:
             ".github/owners.yml", "MAINTAINERS.yaml", "catalog-info.yaml",
             "svc/a/catalog-info.yml", "components/x/package.json",
             "README.md"]  # its service table (readme_tables)
-    unread = ["src/frontend/app.py", "docs/owners.txt", "src/a/main.go", "go.work",
+    unread = ["docs/owners.txt", "go.work",
               ".github/actions/x/README.md"]  # docs/**/*.md: prose documents (designdocs)
     assert [p for p in read if not is_read(p)] == []
     assert [p for p in unread if is_read(p)] == []
+    # source code counts only where its text names a peer (source_calls)
+    for path in ("src/frontend/app.py", "src/a/main.go"):
+        assert not is_relevant(("M", path), hits=frozenset())
+        assert is_relevant(("M", path), hits=frozenset({path}))
 
 
 def test_a_services_helm_chart_is_cited_where_it_names_itself(tmp_path: Path) -> None:

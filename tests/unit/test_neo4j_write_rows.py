@@ -4,10 +4,13 @@ with only the ends it creates filled in during it."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from neo4j._codec.packstream.v1 import Packer
 
 from substrate.graph.diff import ChangeSet, edge_key
-from substrate.graph.neo4j_write import edge_row, edge_rows, rows_for
+from substrate.graph.neo4j_write import BoltRows, edge_row, edge_rows, rows_for
 from substrate.graph.records import EdgeRecord, NodeRecord
 
 ENDS = {"service:a": "4:db:1", "service:b": "4:db:2"}
@@ -85,3 +88,15 @@ def test_an_open_end_the_transaction_did_not_create_is_refused() -> None:
     rows = rows_for(_changes([], [edge]), {}, ENDS, "t1", 7, 99, "s")
     with pytest.raises(RuntimeError, match=r"no node read or created for \['service:zz'\]"):
         rows.fill_ends({})
+
+
+def test_statement_rows_pack_as_a_list_and_print_short() -> None:
+    """The driver formats every RUN's parameters for its debug log, on or off: the rows'
+    ``repr`` is short, and they pack exactly as the plain list they copy."""
+    rows = [{"key": f"e{i}", "a": f"4:x:{i}", "confidence": 0.9, "user": {"n": i}}
+            for i in range(3)]
+    plain, wrapped = io.BytesIO(), io.BytesIO()
+    Packer(plain).pack({"rows": rows})
+    Packer(wrapped).pack({"rows": BoltRows(rows)})
+    assert wrapped.getvalue() == plain.getvalue()
+    assert repr({"rows": BoltRows(rows)}) == "{'rows': <3 rows>}"

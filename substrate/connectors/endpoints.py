@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 _ADDRESS_VAR = re.compile(
     r"(HOST|HOSTS|HOSTNAME|ADDR|ADDRS|ADDRESS|ADDRESSES|ENDPOINT|ENDPOINTS|SERVER|SERVERS|BROKER|BROKERS|"
-    r"URL|URLS|URI|DSN|UPSTREAM|SERVICE|NODES|BOOTSTRAP)$"
+    r"URL|URLS|URI|DSN|UPSTREAM|SERVICE|SERVICEID|SERVICE_ID|NODES|BOOTSTRAP)$"
 )
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$")
 # "user-db:27017" under any name (Sock Shop's ``mongo=user-db:27017``): a host and a port

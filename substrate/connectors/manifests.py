@@ -356,7 +356,9 @@ def app_config_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) 
         if cid not in index or index.get(cid).label != "Service":
             continue
         item = Deployed(index.get(cid), {}, None, {})
-        for key, fact in app_config_values(snap, folder, candidates) if candidates else ():
+        served_as = str(item.entity.props.get("name") or item.entity.name)
+        for key, fact in app_config_values(snap, folder, candidates, served_as) \
+                if candidates else ():
             reader.env_edges(item, key, fact, {"via": "app_config", "var": key,
                                                "config_file": fact.path})
         if not item.entity.props.get("ports"):  # no deployment says: what the image exposes

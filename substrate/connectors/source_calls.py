@@ -36,6 +36,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import OrderedDict
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from substrate.connectors.gitcmd import read_blobs
@@ -56,13 +57,33 @@ _SKIP_DIRS = frozenset({
 })
 _TEST_FILE = re.compile(r"(?:^test_|_test\.|\.test\.|\.spec\.|Tests?\.(?:java|kt|cs|scala)$"
                         r"|_spec\.rb$|conftest\.py$)")
-# a quoted URL: its scheme, then the rest up to the closing quote
-_URL = re.compile(r"""["'`]([A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s"'`<>{}]+)["'`]""")
-_FEIGN = re.compile(r"""@FeignClient\s*\(\s*(?:(?:name|value)\s*=\s*)?["']([\w.-]+)["']""")
+# a quoted URL: its scheme (``jdbc:mysql`` too), then the rest up to the closing quote
+_URL = re.compile(r"""["'`]((?:jdbc:)?[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s"'`<>]+)["'`]""")
+# where a URL stops naming its host: a format placeholder (``%s``, ``{id}``, ``${host}``)
+_PLACEHOLDER = re.compile(r"[{%$]")
+# an address variable's default beside it: ``process.env.CATALOGUE_HOST || 'catalogue'``,
+# ``os.getenv('USER_HOST', 'user')``, ``getenv("CART_ENDPOINT", "cart")``,
+# ``getEnv("PRODUCT_CATALOG_SERVICE_ADDR", "productcatalogservice:3550")``
+_ADDRESS_NAME = (r"[A-Z][A-Z0-9_]*(?:HOST|HOSTNAME|HOSTS|ADDR|ADDRESS|URL|URI|ENDPOINT|SERVER"
+                 r"|SERVICE|BROKER|BROKERS)")
+# where code reads its environment: os.getenv, os.environ, process.env, os.Getenv,
+# System.getenv, Environment.GetEnvironmentVariable, ENV["X"], env("X", ...), ${X:default}
+# (its first character a class of its own: Python's re then skips the text ~5x faster)
+_ENV_LOOKUP = re.compile(r"[gGLepE$](?:etenv|etEnv|ookupEnv|nviron|rocess\.env"
+                         r"|etEnvironmentVariable|NV\[|NV\.fetch|nv\(|nv\.|\{)")
+_ADDRESS_WORDS = ("HOST", "ADDR", "URL", "URI", "ENDPOINT", "SERVER", "SERVICE", "BROKER")
+_ENV_DEFAULT = re.compile(r"\b(" + _ADDRESS_NAME + r""")\b["']?\s*\)?\s*"""
+                          r"""(?:,|\|\||\?:|\?\?|\bor\b)\s*["']([^"'\s]+)["']""")
+# Spring's ``@Value("${CART_HOST:cart}")``
+_PLACEHOLDER_DEFAULT = re.compile(r"\$\{(" + _ADDRESS_NAME + r"):([^}\s]+)\}")
+_FEIGN = re.compile(r"@FeignClient\s*\(([^)]*)\)")
+_FEIGN_NAME = re.compile(r"""(?:\b(?:name|value)\s*=\s*|^\s*)["']([\w.-]+)["']""")
+_COMMENT = ("//", "#", "*", "/*", "--", "<!--")
 _K8S_DNS = re.compile(r"^[a-z0-9-]+\.[a-z0-9-]+\.svc(?:\.cluster\.local)?$")
 _VARIABLE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")  # CART_URL, AWS_S3_ENDPOINT
 _NOT_PEERS = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "host.docker.internal"})
-_SCHEMES_NOT_PEERS = frozenset({"file", "data", "javascript", "mailto", "jar", "classpath"})
+_SCHEMES_NOT_PEERS = frozenset({"file", "data", "javascript", "mailto", "jar", "classpath",
+                                "php", "about", "blob", "chrome"})
 
 SCAN_CACHE_BLOBS = 200_000
 Peer = tuple[str, str, int, frozenset[str]]  # key, value, line, variables named beside it
@@ -71,45 +92,109 @@ _SCANNED: OrderedDict[str, tuple[Peer, ...]] = OrderedDict()
 
 def is_source_path(path: str) -> bool:
     """A source file of a language whose code may name peers (tests and vendored code
-    aside)."""
+    aside). Below a JVM source root (``src/main/``) the folders are a package's name
+    (``org/springframework/samples/...``, ``com/example/...``): only the folders above it
+    are judged."""
     folder, name = posixpath.split(path)
     if posixpath.splitext(name)[1].lower() not in SOURCE_EXTENSIONS or _TEST_FILE.search(name):
         return False
-    return not any(part.lower() in _SKIP_DIRS for part in folder.split("/"))
+    parts = folder.split("/")
+    for i in range(len(parts) - 1):
+        if parts[i] == "src" and parts[i + 1] == "main":
+            parts = parts[:i]
+            break
+    return not any(part.lower() in _SKIP_DIRS for part in parts)
 
 
-def _peer_url(url: str) -> bool:
+def _peer_url(literal: str) -> str | None:
+    """The URL a literal names a peer by, cut at its first format placeholder
+    (``http://catalogue%s`` -> ``http://catalogue``); None when its host is a placeholder, not
+    inside a network, or the scheme names no peer."""
+    scheme, _, rest = literal.partition("://")
+    cut = _PLACEHOLDER.search(rest)
+    url = f"{scheme}://{rest[:cut.start()] if cut else rest}"
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(url.removeprefix("jdbc:"))
         host = parts.hostname
     except ValueError:
-        return False
+        return None
     if not host or parts.scheme.lower() in _SCHEMES_NOT_PEERS or host in _NOT_PEERS:
-        return False
-    return "." not in host or bool(_K8S_DNS.match(host))
+        return None
+    return url if "." not in host or _K8S_DNS.match(host) else None
+
+
+def _peer_host(default: str) -> bool:
+    """Is a variable's default a host (``cart``, ``productcatalogservice:3550``) inside a
+    network? (A URL is read as one, above.)"""
+    if "://" in default or _PLACEHOLDER.search(default) or default.isupper():
+        return False  # a URL, a template, another variable's name ('CART_HOST', 'USER_HOST')
+    host = default.rsplit(":", 1)[0].lower() if default.count(":") == 1 else default.lower()
+    return bool(host) and host not in _NOT_PEERS and ("." not in host
+                                                      or bool(_K8S_DNS.match(host)))
 
 
 def peers_in(text: str) -> list[Peer]:
-    """``(key, value, line, variables)`` of each peer the text names: ``("url", URL, n,
-    ...)`` for an address literal, ``("feign_service", NAME, n, ...)`` for a Feign client;
-    ``variables``: the upper-case variable names on that line and the one before it."""
-    if "://" not in text and "@FeignClient" not in text:
-        return []
-    lines = text.splitlines()
+    """``(key, value, line, variables)`` of each peer the text names, comment lines aside:
+    ``("url", URL, n, ...)`` for an address literal, ``(VARIABLE, DEFAULT, n, ...)`` for an
+    address variable's default (``os.getenv("USER_HOST", "user")``), ``("feign_service",
+    NAME, n, ...)`` for a Feign client; ``variables``: the upper-case variable names on that
+    line and the one before it. Matched over the whole text, lines counted only where a
+    match is (a history replay scans every changed source file)."""
     found: list[Peer] = []
-
-    def beside(number: int) -> frozenset[str]:
-        return frozenset(_VARIABLE.findall(" ".join(lines[max(0, number - 2):number])))
-
-    for number, line in enumerate(lines, 1):
-        if "://" in line:
-            found.extend(("url", url, number, beside(number)) for url in _URL.findall(line)
-                         if _peer_url(url))
+    if "://" in text:
+        for (number, beside), literal in _matches(text, _URL):
+            url = _peer_url(literal[0])
+            if url is not None:
+                found.append(("url", url, number, beside))
+    if any(word in text for word in _ADDRESS_WORDS):
+        regions = _lookups(text)
+        for pattern in (_ENV_DEFAULT, _PLACEHOLDER_DEFAULT):
+            for (number, _), (variable, default) in _matches(text, pattern, regions):
+                if _peer_host(default):
+                    found.append((variable, default, number, frozenset({variable})))
     if "@FeignClient" in text:
-        for match in _FEIGN.finditer(text):
-            number = text.count("\n", 0, match.start(1)) + 1
-            found.append(("feign_service", match.group(1), number, frozenset()))
-    return found
+        for call in _FEIGN.finditer(text):
+            named = _FEIGN_NAME.search(call.group(1))
+            if named is not None:
+                at = call.start(1) + named.start(1)
+                found.append(("feign_service", named.group(1), text.count("\n", 0, at) + 1,
+                              frozenset()))
+    return sorted(found, key=lambda peer: peer[2])
+
+
+def _lookups(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of the lines where the environment is read (the line of each lookup
+    and the one after it, for a call written over two lines), in order, merged."""
+    regions: list[tuple[int, int]] = []
+    for lookup in _ENV_LOOKUP.finditer(text):
+        start = text.rfind("\n", 0, lookup.start()) + 1
+        end = text.find("\n", lookup.end())
+        end = len(text) if end < 0 else text.find("\n", end + 1)
+        end = len(text) if end < 0 else end
+        if regions and start <= regions[-1][1]:
+            regions[-1] = (regions[-1][0], max(end, regions[-1][1]))
+        else:
+            regions.append((start, end))
+    return regions
+
+
+def _matches(text: str, pattern: re.Pattern[str], regions: list[tuple[int, int]] | None = None
+             ) -> Iterator[tuple[tuple[int, frozenset[str]], tuple[str, ...]]]:
+    """``((line number, upper-case variables on it and the line before), groups)`` of each
+    match of ``pattern`` outside a comment line (within ``regions`` when given)."""
+    line, counted = 1, 0
+    spans = [(0, len(text))] if regions is None else regions
+    for match in (m for start, end in spans for m in pattern.finditer(text, start, end)):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        start = text.rfind("\n", 0, match.start()) + 1
+        if text[start:match.start()].lstrip().startswith(_COMMENT):
+            continue
+        before = text.rfind("\n", 0, max(start - 1, 0)) + 1 if start else 0
+        end = text.find("\n", match.end())
+        beside = frozenset(_VARIABLE.findall(text[before:end if end >= 0 else len(text)]))
+        groups = match.groups()
+        yield (line, beside), (groups if len(groups) > 1 else (groups[0],))
 
 
 def may_name_peers(text: str) -> bool:

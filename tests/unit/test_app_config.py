@@ -114,3 +114,30 @@ def test_a_dotnet_gateway_built_from_a_shared_context_reads_its_appsettings(
     assert calls == [("service:apigw", "service:catalog-api",
                       f"src/Gateways/Yarp/appsettings.json#L8@{sha}", "app_config")]
     assert is_read("src/Gateways/Yarp/appsettings.Production.json")
+
+
+def test_a_config_server_serves_each_application_the_files_named_after_it(
+        tmp_path: Path) -> None:
+    """piggymetrics' shape: the config server's native backend (``shared/<application>.yml``)
+    holds the gateway's Zuul routes and each service's peers; the shared ``application.yml``
+    every application gets is not read as any one's."""
+    compose = "".join(f"  {name}:\n    image: sqshq/piggymetrics-{name}\n"
+                      for name in ("config", "gateway", "auth-service", "account-service"))
+    gateway = ("zuul:\n  routes:\n    auth-service:\n      path: /uaa/**\n"
+               "      url: http://auth-service:5000\n    account-service:\n"
+               "      path: /accounts/**\n      serviceId: account-service\n")
+    repo = init_repo(tmp_path / "repo")
+    files = {"docker-compose.yml": "services:\n" + compose,
+             "config/src/main/resources/shared/gateway.yml": gateway,
+             "config/src/main/resources/shared/gateway-docker.yml": "x:\n  y: 1\n",
+             "config/src/main/resources/shared/application.yml":
+                 "eureka:\n  client:\n    serviceUrl:\n      defaultZone: http://config:8761/\n"}
+    for name in ("config", "gateway", "auth-service", "account-service"):
+        files[f"{name}/pom.xml"] = POM.format(name=name)
+    sha = commit_tree(repo, files, "init", "2026-08-03T09:00:00Z")[:7]
+    served = "config/src/main/resources/shared/gateway.yml"
+    calls = {(e.src, e.dst, e.evidence_ref) for e in batch_at(repo).edges
+             if e.props.get("via") == "app_config"}
+    assert calls == {("service:gateway", "service:auth-service", f"{served}#L5@{sha}"),
+                     ("service:gateway", "service:account-service", f"{served}#L8@{sha}")}
+    assert is_read(served)

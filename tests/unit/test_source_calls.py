@@ -155,3 +155,36 @@ def test_the_path_filter_parses_source_changes_only_where_a_text_names_a_peer(
     hits = content_hits(repo)
     assert hits[shas[2]] == frozenset({"web/app/scanner.py"}) and not hits.get(shas[1])
     assert needed_commits(repo, shas) == {shas[0], shas[2], shas[3]}
+
+
+def test_shapes_of_real_code() -> None:
+    """Lines of Sock Shop, robot-shop, spring-petclinic-microservices, piggymetrics and Online
+    Boutique: a format placeholder cuts the URL, a host that is one names nothing; an address
+    variable's default beside it is a host; comments and ``php://`` are not peers."""
+    def peers(line: str) -> list[tuple[str, str]]:
+        return [(k, v) for k, v, _, _ in peers_in(line)]
+
+    assert peers('catalogueUrl: util.format("http://catalogue%s", domain),') == [
+        ("url", "http://catalogue")]
+    assert peers('.uri("http://customers-service/owners/{ownerId}", ownerId)') == [
+        ("url", "http://customers-service/owners/")]
+    assert peers('String.format("http://%s/shipping/", getenv("CART_ENDPOINT", "cart"))') == [
+        ("CART_ENDPOINT", "cart")]
+    assert peers("var catalogueHost = process.env.CATALOGUE_HOST || 'catalogue'") == [
+        ("CATALOGUE_HOST", "catalogue")]
+    assert peers('addr := getEnv("PRODUCT_CATALOG_SERVICE_ADDR", "productcatalogservice:3550")'
+                 ) == [("PRODUCT_CATALOG_SERVICE_ADDR", "productcatalogservice:3550")]
+    assert peers('@Value("${CART_HOST:cart}") String cartHost;') == [("CART_HOST", "cart")]
+    assert peers('url = "jdbc:mysql://mysql:3306/cities"') == [
+        ("url", "jdbc:mysql://mysql:3306/cities")]
+    assert peers('@FeignClient(url = "${rates.url}", name = "rates-client")') == [
+        ("feign_service", "rates-client")]
+    for line in ('DB_HOST = os.getenv("DB_HOST", "localhost")', "fopen('php://stdout', 'w');",
+                 '// was: new Client("http://legacy-svc:8080")', 'x = f"http://{host}:8080/"',
+                 'String.format("jdbc:mysql://%s/cities", host)',
+                 'API_URL = os.getenv("API_URL", "api.example.com")',
+                 "for var in ['TRANSACTIONS_API_ADDR', 'BALANCES_API_ADDR']:"):
+        assert peers(line) == [], line
+    petclinic = ("spring-petclinic-api-gateway/src/main/java/org/springframework/samples/"
+                 "petclinic/api/application/VisitsServiceClient.java")
+    assert is_source_path(petclinic) and not is_source_path("samples/a/src/main/java/A.java")

@@ -74,6 +74,12 @@ _ENV_LOOKUP = re.compile(r"[gGLepE$](?:etenv|etEnv|ookupEnv|nviron|rocess\.env"
 _ADDRESS_WORDS = ("HOST", "ADDR", "URL", "URI", "ENDPOINT", "SERVER", "SERVICE", "BROKER")
 _ENV_DEFAULT = re.compile(r"\b(" + _ADDRESS_NAME + r""")\b["']?\s*\)?\s*"""
                           r"""(?:,|\|\||\?:|\?\?|\bor\b)\s*["']([^"'\s]+)["']""")
+# a host given by keyword in a client's settings: ``new RedisStore({host: "session-db"})``,
+# ``redis.Redis(host="redis")``, ``Addr: "redis-cart:6379"``, ``bootstrap_servers="kafka:9092"``
+# (first character a class, no look-behind: Python's re skips the text ~7x faster; a key that
+# ends a longer name, ``myhost:``, is left out by :func:`_matches`)
+_HOST_KEYWORD = re.compile(r"""([hHaAbB](?:ost(?:name)?|ddr(?:ess)?|rokers|ootstrap_servers"""
+                           r"""|ootstrapServers))["']?\s*[:=]\s*["']([^"'\s]+)["']""")
 # Spring's ``@Value("${CART_HOST:cart}")``
 _PLACEHOLDER_DEFAULT = re.compile(r"\$\{(" + _ADDRESS_NAME + r"):([^}\s]+)\}")
 _FEIGN = re.compile(r"@FeignClient\s*\(([^)]*)\)")
@@ -136,7 +142,8 @@ def _peer_host(default: str) -> bool:
 def peers_in(text: str) -> list[Peer]:
     """``(key, value, line, variables)`` of each peer the text names, comment lines aside:
     ``("url", URL, n, ...)`` for an address literal, ``(VARIABLE, DEFAULT, n, ...)`` for an
-    address variable's default (``os.getenv("USER_HOST", "user")``), ``("feign_service",
+    address variable's default (``os.getenv("USER_HOST", "user")``), ``(KEYWORD, HOST, n,
+    ...)`` for a host given by keyword (``{host: "session-db"}``), ``("feign_service",
     NAME, n, ...)`` for a Feign client; ``variables``: the upper-case variable names on that
     line and the one before it. Matched over the whole text, lines counted only where a
     match is (a history replay scans every changed source file)."""
@@ -152,6 +159,9 @@ def peers_in(text: str) -> list[Peer]:
             for (number, _), (variable, default) in _matches(text, pattern, regions):
                 if _peer_host(default):
                     found.append((variable, default, number, frozenset({variable})))
+    for (number, beside), (key, value) in _matches(text, _HOST_KEYWORD, whole_words=True):
+        if _peer_host(value):
+            found.append((key.upper(), value, number, beside))
     if "@FeignClient" in text:
         for call in _FEIGN.finditer(text):
             named = _FEIGN_NAME.search(call.group(1))
@@ -178,13 +188,18 @@ def _lookups(text: str) -> list[tuple[int, int]]:
     return regions
 
 
-def _matches(text: str, pattern: re.Pattern[str], regions: list[tuple[int, int]] | None = None
+def _matches(text: str, pattern: re.Pattern[str], regions: list[tuple[int, int]] | None = None,
+             whole_words: bool = False,
              ) -> Iterator[tuple[tuple[int, frozenset[str]], tuple[str, ...]]]:
     """``((line number, upper-case variables on it and the line before), groups)`` of each
-    match of ``pattern`` outside a comment line (within ``regions`` when given)."""
+    match of ``pattern`` outside a comment line (within ``regions`` when given; with
+    ``whole_words``, not one that starts inside a name or after a dot: ``cfg.host``)."""
     line, counted = 1, 0
     spans = [(0, len(text))] if regions is None else regions
     for match in (m for start, end in spans for m in pattern.finditer(text, start, end)):
+        if whole_words and match.start() and (text[match.start() - 1].isalnum()
+                                              or text[match.start() - 1] in "_.$"):
+            continue
         line += text.count("\n", counted, match.start())
         counted = match.start()
         start = text.rfind("\n", 0, match.start()) + 1

@@ -177,6 +177,10 @@ def test_shapes_of_real_code() -> None:
     assert peers('@Value("${CART_HOST:cart}") String cartHost;') == [("CART_HOST", "cart")]
     assert peers('url = "jdbc:mysql://mysql:3306/cities"') == [
         ("url", "jdbc:mysql://mysql:3306/cities")]
+    assert peers('store: new RedisStore({host: "session-db"}),') == [("HOST", "session-db")]
+    assert peers('rdb := redis.NewClient(&redis.Options{Addr: "redis-cart:6379"})') == [
+        ("ADDR", "redis-cart:6379")]
+    assert peers('app.run(host="0.0.0.0")') == [] and peers('r = Redis(host=cfg.host)') == []
     assert peers('@FeignClient(url = "${rates.url}", name = "rates-client")') == [
         ("feign_service", "rates-client")]
     for line in ('DB_HOST = os.getenv("DB_HOST", "localhost")', "fopen('php://stdout', 'w');",

@@ -65,8 +65,9 @@ class Reader:
     reads: Callable[[str], bool]
     patterns: str  # the same, for people
     presence_only: bool = False  # only additions and deletions of its files matter
-    # a change counts only when the file's text before or after it passes this test
-    content: Callable[[str], bool] | None = None
+    # a change counts only when the file's text before or after it passes this test (given
+    # the blob's id and its text)
+    content: Callable[[str, str], bool] | None = None
 
 
 def _service_folder(path: str) -> bool:
@@ -160,7 +161,7 @@ def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] 
         key = (blob, reader)
         if key not in passes:
             content = checked[reader].content
-            passes[key] = content is not None and content(texts.get(blob, ""))
+            passes[key] = content is not None and content(blob, texts.get(blob, ""))
         return passes[key]
 
     return {sha: frozenset(path for path, ids, mine in items

@@ -37,6 +37,7 @@ import posixpath
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from substrate.connectors.gitcmd import read_blobs
@@ -96,6 +97,7 @@ Peer = tuple[str, str, int, frozenset[str]]  # key, value, line, variables named
 _SCANNED: OrderedDict[str, tuple[Peer, ...]] = OrderedDict()
 
 
+@lru_cache(maxsize=1 << 18)  # asked of every file of every parsed commit
 def is_source_path(path: str) -> bool:
     """A source file of a language whose code may name peers (tests and vendored code
     aside). Below a JVM source root (``src/main/``) the folders are a package's name
@@ -212,9 +214,19 @@ def _matches(text: str, pattern: re.Pattern[str], regions: list[tuple[int, int]]
         yield (line, beside), (groups if len(groups) > 1 else (groups[0],))
 
 
-def may_name_peers(text: str) -> bool:
-    """Does :func:`peers_in` find anything in ``text``? (The path filter's question.)"""
-    return bool(peers_in(text))
+def may_name_peers(blob: str, text: str) -> bool:
+    """Does :func:`peers_in` find anything in ``text`` (the blob ``blob``)? (The path
+    filter's question; the answer's peers are kept for :func:`scan`.)"""
+    return bool(_scanned(blob, text))
+
+
+def _scanned(blob: str, text: str) -> tuple[Peer, ...]:
+    found = _SCANNED.get(blob)
+    if found is None:
+        found = _SCANNED[blob] = tuple(peers_in(text))
+        while len(_SCANNED) > SCAN_CACHE_BLOBS:
+            _SCANNED.popitem(last=False)
+    return found
 
 
 def scan(snap: GitSnapshot, paths: list[str]) -> dict[str, tuple[Peer, ...]]:
@@ -223,9 +235,7 @@ def scan(snap: GitSnapshot, paths: list[str]) -> dict[str, tuple[Peer, ...]]:
     todo = [snap.blobs[p] for p in paths if p in snap.blobs and snap.blobs[p] not in _SCANNED]
     if todo:
         for blob, text in read_blobs(snap.repo, list(dict.fromkeys(todo))).items():
-            _SCANNED[blob] = tuple(peers_in(text))
-        while len(_SCANNED) > SCAN_CACHE_BLOBS:
-            _SCANNED.popitem(last=False)
+            _scanned(blob, text)
     out = {}
     for path in paths:
         found = _SCANNED.get(snap.blobs.get(path, ""))

@@ -155,17 +155,17 @@ def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] 
                                                    mine))
     blobs = sorted({b for items in wanted.values() for _, ids, _ in items for b in ids})
     texts = read_blobs(Path(repo), blobs) if blobs else {}
-    passes: dict[tuple[str, int], bool] = {}
+    passes: dict[tuple[str, str], bool] = {}  # (blob, reader's name) -> its test's answer
 
-    def passed(blob: str, reader: int) -> bool:
-        key = (blob, reader)
+    def passed(blob: str, reader: Reader) -> bool:
+        key = (blob, reader.name)
         if key not in passes:
-            content = checked[reader].content
+            content = reader.content
             passes[key] = content is not None and content(blob, texts.get(blob, ""))
         return passes[key]
 
     return {sha: frozenset(path for path, ids, mine in items
-                           if any(passed(b, checked.index(r)) for r in mine for b in ids))
+                           if any(passed(b, r) for r in mine for b in ids))
             for sha, items in wanted.items()}
 
 

@@ -4,8 +4,15 @@ Many services take a peer's address from their code rather than from their deplo
 default beside the variable that may override it (``env.str("POSTGREST_URL",
 "http://api:3000")``, ``os.getenv("CART_URL", "http://cart:8080")``), a client's base URL
 (``private static final String HOSTNAME = "http://customers-service/"``, ``baseURL:
-"http://catalogue:80"``), or a Spring Cloud OpenFeign client, which names the registered
-service it calls (``@FeignClient(name = "statistics-service")``).
+"http://catalogue:80"``), a host given by keyword in a client's settings (``new
+RedisStore({host: "session-db"})``, ``Addr: "redis-cart:6379"``), or a Spring Cloud OpenFeign
+client, which names the registered service it calls (``@FeignClient(name =
+"statistics-service")``). An address variable's default read beside an environment lookup
+counts as well when it is a bare host (``process.env.CATALOGUE_HOST || 'catalogue'``,
+``os.getenv('USER_HOST', 'user')``, Spring's ``${CART_HOST:cart}``). A URL is cut at its first
+format placeholder (``util.format("http://catalogue%s", domain)``, ``"http://customers-service
+/owners/{ownerId}"``); one whose host is a placeholder (``"http://%s/shipping/"``, an
+f-string's ``{host}``) names nothing. Comment lines are skipped.
 
 A literal counts when it is an address inside a cluster or a Compose network: a URL whose host
 has no dot (``http://cart:8080``, ``redis://session-cache``) or is a Kubernetes DNS name
@@ -259,6 +266,10 @@ def source_peers(snap: GitSnapshot, folder: str, candidates: list[str]
 def same_platform(a: dict[str, object], b: dict[str, object]) -> bool:
     """Are two entities (their props) deployed the same way (``deployed_by``), or is one of
     them deployed by nothing the repository holds?"""
-    ways_a, ways_b = a.get("deployed_by") or (), b.get("deployed_by") or ()
-    assert isinstance(ways_a, list | tuple) and isinstance(ways_b, list | tuple)
-    return not ways_a or not ways_b or bool(set(ways_a) & set(ways_b))
+    ways_a, ways_b = _ways(a), _ways(b)
+    return not ways_a or not ways_b or bool(ways_a & ways_b)
+
+
+def _ways(props: dict[str, object]) -> set[str]:
+    ways = props.get("deployed_by")
+    return {str(w) for w in ways} if isinstance(ways, list | tuple) else set()

@@ -100,6 +100,7 @@ _SCHEMES_NOT_PEERS = frozenset({"file", "data", "javascript", "mailto", "jar", "
                                 "php", "about", "blob", "chrome"})
 
 SCAN_CACHE_BLOBS = 200_000
+WINDOW = 400  # characters of a line read either side of a match
 Peer = tuple[str, str, int, frozenset[str]]  # key, value, line, variables named beside it
 _SCANNED: OrderedDict[str, tuple[Peer, ...]] = OrderedDict()
 
@@ -181,15 +182,26 @@ def peers_in(text: str) -> list[Peer]:
     return sorted(found, key=lambda peer: peer[2])
 
 
+def _line_start(text: str, at: int) -> int:
+    """Where the line holding ``at`` starts, looked for at most :data:`WINDOW` characters
+    back (a minified file is one long line: an unbounded search per match is quadratic)."""
+    low = max(0, at - WINDOW)
+    found = text.rfind("\n", low, at)
+    return found + 1 if found >= 0 else low
+
+
+def _line_end(text: str, at: int) -> int:
+    found = text.find("\n", at, at + WINDOW)
+    return found if found >= 0 else min(len(text), at + WINDOW)
+
+
 def _lookups(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of the lines where the environment is read (the line of each lookup
     and the one after it, for a call written over two lines), in order, merged."""
     regions: list[tuple[int, int]] = []
     for lookup in _ENV_LOOKUP.finditer(text):
-        start = text.rfind("\n", 0, lookup.start()) + 1
-        end = text.find("\n", lookup.end())
-        end = len(text) if end < 0 else text.find("\n", end + 1)
-        end = len(text) if end < 0 else end
+        start = _line_start(text, lookup.start())
+        end = _line_end(text, _line_end(text, lookup.end()) + 1)
         if regions and start <= regions[-1][1]:
             regions[-1] = (regions[-1][0], max(end, regions[-1][1]))
         else:
@@ -202,7 +214,8 @@ def _matches(text: str, pattern: re.Pattern[str], regions: list[tuple[int, int]]
              ) -> Iterator[tuple[tuple[int, frozenset[str]], tuple[str, ...]]]:
     """``((line number, upper-case variables on it and the line before), groups)`` of each
     match of ``pattern`` outside a comment line (within ``regions`` when given; with
-    ``whole_words``, not one that starts inside a name or after a dot: ``cfg.host``)."""
+    ``whole_words``, not one that starts inside a name or after a dot: ``cfg.host``). Lines
+    are read at most :data:`WINDOW` characters either side of the match."""
     line, counted = 1, 0
     spans = [(0, len(text))] if regions is None else regions
     for match in (m for start, end in spans for m in pattern.finditer(text, start, end)):
@@ -211,12 +224,11 @@ def _matches(text: str, pattern: re.Pattern[str], regions: list[tuple[int, int]]
             continue
         line += text.count("\n", counted, match.start())
         counted = match.start()
-        start = text.rfind("\n", 0, match.start()) + 1
+        start = _line_start(text, match.start())
         if text[start:match.start()].lstrip().startswith(_COMMENT):
             continue
-        before = text.rfind("\n", 0, max(start - 1, 0)) + 1 if start else 0
-        end = text.find("\n", match.end())
-        beside = frozenset(_VARIABLE.findall(text[before:end if end >= 0 else len(text)]))
+        before = _line_start(text, start - 1) if start else 0
+        beside = frozenset(_VARIABLE.findall(text[before:_line_end(text, match.end())]))
         groups = match.groups()
         yield (line, beside), (groups if len(groups) > 1 else (groups[0],))
 

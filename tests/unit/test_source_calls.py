@@ -192,3 +192,12 @@ def test_shapes_of_real_code() -> None:
     petclinic = ("spring-petclinic-api-gateway/src/main/java/org/springframework/samples/"
                  "petclinic/api/application/VisitsServiceClient.java")
     assert is_source_path(petclinic) and not is_source_path("samples/a/src/main/java/A.java")
+
+
+def test_a_minified_file_is_read_in_windows_around_each_match() -> None:
+    """A bundle is one long line: each match reads at most a window of it (a whole-line read
+    per match made such a file quadratic), and the line number stays right."""
+    bundle = "var a=1;" * 50_000 + 'fetch("http://cart:8080/items");' * 2_000 + "var b=2;" * 50_000
+    found = peers_in("// built\n" + bundle + "\n")
+    assert len(found) == 2_000 and {(k, v, line) for k, v, line, _ in found} == {
+        ("url", "http://cart:8080/items", 2)}

@@ -138,16 +138,18 @@ def is_relevant(change: Change, readers: Sequence[Reader] = READERS,
                and (r.content is None or hits is None or path in hits) for r in readers)
 
 
-def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] = READERS
+def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] = READERS,
+                 raw: dict[str, tuple[tuple[str, str, str], ...]] | None = None,
                  ) -> dict[str, frozenset[str]]:
     """``sha -> the paths it changes`` whose text, before or after the commit, passes the
     ``content`` test of a reader that reads them (first-parent history of ``rev``; one
-    ``git log`` and one ``git cat-file --batch`` for all those texts)."""
+    ``git log`` unless ``raw`` gives :func:`raw_blob_changes` of it, and one ``git cat-file
+    --batch`` for all those texts)."""
     checked = [r for r in readers if r.content is not None]
     if not checked:
         return {}
     wanted: dict[str, list[tuple[str, tuple[str, ...], list[Reader]]]] = {}
-    for sha, found in raw_blob_changes(Path(repo), rev).items():
+    for sha, found in (raw if raw is not None else raw_blob_changes(Path(repo), rev)).items():
         for path, before, after in found:
             mine = [r for r in checked if r.reads(path)]
             if mine:

@@ -40,7 +40,7 @@ from substrate.connectors.path_filter import (
     commits_to_parse,
     content_hits,
 )
-from substrate.connectors.tree_walk import TreeWalk, raw_changes
+from substrate.connectors.tree_walk import TreeWalk, blobs_after, raw_blob_changes
 from substrate.graph.records import GraphBatch
 
 CHUNKED_LABELS = ("Document", "DecisionNode", "FailurePattern")
@@ -93,12 +93,13 @@ class HistoryParser:
         self._trees: TreeWalk | None = None
         if path_filter:
             changes = changed_paths(repo)
+            raw = raw_blob_changes(repo)  # the content test's and the tree walk's
             self.to_parse = commits_to_parse(self.shas, changes, reversed(list(changes)),
-                                             hits=content_hits(repo))
+                                             hits=content_hits(repo, raw=raw))
             self.to_parse |= set(self.shas[-1:])  # where the prose pages are read
             _declare_parents(repo, changes)
             if len(self.to_parse) > 1:
-                self._trees = TreeWalk(repo, raw_changes(repo))
+                self._trees = TreeWalk(repo, blobs_after(raw))
 
     def outcomes(self) -> Generator[Parsed, None, None]:
         """Each commit's outcome, oldest first."""

@@ -21,8 +21,14 @@ Change = tuple[str, str]  # (path, blob after the commit; "" when the path holds
 def raw_changes(repo: Path, rev: str = "HEAD") -> dict[str, tuple[Change, ...]]:
     """``sha -> changes against its first parent`` for the first-parent history of ``rev``,
     newest first (one git process)."""
+    return blobs_after(raw_blob_changes(repo, rev))
+
+
+def blobs_after(changes: dict[str, tuple[tuple[str, str, str], ...]]
+                ) -> dict[str, tuple[Change, ...]]:
+    """:func:`raw_changes` from :func:`raw_blob_changes`' answer (no second ``git log``)."""
     return {sha: tuple((path, after) for path, _, after in found)
-            for sha, found in raw_blob_changes(repo, rev).items()}
+            for sha, found in changes.items()}
 
 
 def raw_blob_changes(repo: Path, rev: str = "HEAD"

@@ -87,12 +87,26 @@ _ENV_DEFAULT = re.compile(r"\b(" + _ADDRESS_NAME + r""")\b["']?\s*\)?\s*"""
 # (first character a class, no look-behind: Python's re skips the text ~7x faster; a key that
 # ends a longer name, ``myhost:``, is left out by :func:`_matches`)
 _HOST_KEYWORD = re.compile(r"""([hHaAbB](?:ost(?:name)?|ddr(?:ess)?|rokers|ootstrap_servers"""
-                           r"""|ootstrapServers))["']?\s*[:=]\s*["']([^"'\s]+)["']""")
+                           r"""|ootstrapServers|ootstrap\.servers))["']?\s*[:=]\s*\[?\s*"""
+                           r"""["']([^"'\s]+)["']""")
+# a gRPC channel's target given as a literal: Go's ``grpc.Dial("checkout:5050", ...)``,
+# ``grpc.DialContext(ctx, ...)``, ``grpc.NewClient``; Python's
+# ``grpc.insecure_channel("recommendation:8080")``; Java's ``ManagedChannelBuilder
+# .forTarget("cart:7070")`` / ``forAddress("cart", 7070)``; a Node client's constructor
+# ``new CartService("cart:7070", grpc.credentials.createInsecure())``; groups: the call's
+# name (None for a Node client), the target
+_DIAL_WORDS = ("Dial", "NewClient", "_channel", "forTarget", "forAddress", "credentials")
+_DIAL = re.compile(r"""(?:\b(Dial|DialContext|NewClient|insecure_channel|secure_channel"""
+                   r"""|forTarget|forAddress)\s*\(\s*(?:\w+\s*,\s*)?|\(\s*(?=["'][^"'\s]+["']"""
+                   r"""\s*,\s*grpc\.credentials\b))["'](?:dns:///)?([^"'\s/]+)["']""")
 # Spring's ``@Value("${CART_HOST:cart}")``
 _PLACEHOLDER_DEFAULT = re.compile(r"\$\{(" + _ADDRESS_NAME + r"):([^}\s]+)\}")
 _FEIGN = re.compile(r"@FeignClient\s*\(([^)]*)\)")
 _FEIGN_NAME = re.compile(r"""(?:\b(?:name|value)\s*=\s*|^\s*)["']([\w.-]+)["']""")
 _COMMENT = ("//", "#", "*", "/*", "--", "<!--")
+# a block comment that opens a line (``/*`` after indentation only: a ``"*/*"`` inside a
+# string does not open one), to its ``*/``
+_BLOCK_OPEN = re.compile(r"^[ \t]*/\*", re.MULTILINE)
 _K8S_DNS = re.compile(r"^[a-z0-9-]+\.[a-z0-9-]+\.svc(?:\.cluster\.local)?$")
 _VARIABLE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")  # CART_URL, AWS_S3_ENDPOINT
 _NOT_PEERS = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "host.docker.internal"})
@@ -153,7 +167,8 @@ def peers_in(text: str) -> list[Peer]:
     """``(key, value, line, variables)`` of each peer the text names, comment lines aside:
     ``("url", URL, n, ...)`` for an address literal, ``(VARIABLE, DEFAULT, n, ...)`` for an
     address variable's default (``os.getenv("USER_HOST", "user")``), ``(KEYWORD, HOST, n,
-    ...)`` for a host given by keyword (``{host: "session-db"}``), ``("feign_service",
+    ...)`` for a host given by keyword (``{host: "session-db"}``), ``("ADDR", TARGET, n,
+    ...)`` for a gRPC channel's literal target, ``("feign_service",
     NAME, n, ...)`` for a Feign client; ``variables``: the upper-case variable names on that
     line and the one before it. Matched over the whole text, lines counted only where a
     match is (a history replay scans every changed source file)."""
@@ -172,6 +187,11 @@ def peers_in(text: str) -> list[Peer]:
     for (number, beside), (key, value) in _matches(text, _HOST_KEYWORD, whole_words=True):
         if _peer_host(value):
             found.append((key.upper(), value, number, beside))
+    if any(word in text for word in _DIAL_WORDS):
+        for (number, beside), (dialled, target) in _matches(text, _DIAL):
+            # a target is host:port (``net.Dial("tcp", ...)`` names a network first)
+            if (":" in target or dialled == "forAddress") and _peer_host(target):
+                found.append(("ADDR", target, number, beside))
     if "@FeignClient" in text:
         for call in _FEIGN.finditer(text):
             named = _FEIGN_NAME.search(call.group(1))
@@ -179,7 +199,27 @@ def peers_in(text: str) -> list[Peer]:
                 at = call.start(1) + named.start(1)
                 found.append(("feign_service", named.group(1), text.count("\n", 0, at) + 1,
                               frozenset()))
+    if found and "/*" in text:
+        inside = _block_comment_lines(text)
+        found = [peer for peer in found if peer[2] not in inside]
     return sorted(found, key=lambda peer: peer[2])
+
+
+def _block_comment_lines(text: str) -> set[int]:
+    """The line numbers inside the block comments that open a line (commented-out code),
+    from the opening line to the closing one (that one when nothing follows the ``*/``)."""
+    lines: set[int] = set()
+    end, line = 0, 1  # the line number at ``end``
+    for opened in _BLOCK_OPEN.finditer(text):
+        if opened.start() < end:
+            continue  # inside the block before
+        first = line + text.count("\n", end, opened.start())
+        close = text.find("*/", opened.end())
+        end = len(text) if close < 0 else close + 2
+        line = first + text.count("\n", opened.start(), end)
+        code_after = close >= 0 and bool(text[end:_line_end(text, end)].strip())
+        lines.update(range(first, line + (0 if code_after else 1)))
+    return lines
 
 
 def _line_start(text: str, at: int) -> int:

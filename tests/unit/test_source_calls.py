@@ -201,3 +201,48 @@ def test_a_minified_file_is_read_in_windows_around_each_match() -> None:
     found = peers_in("// built\n" + bundle + "\n")
     assert len(found) == 2_000 and {(k, v, line) for k, v, line, _ in found} == {
         ("url", "http://cart:8080/items", 2)}
+
+
+def test_commented_out_blocks_name_no_peer() -> None:
+    """A block comment that opens a line hides what it holds to its ``*/`` (code after the
+    ``*/`` still counts); a ``"*/*"`` inside a string opens none."""
+    text = "\n".join([
+        'const a = "http://cart:8080";',             # 1: code
+        "/*",                                         # 2
+        'const b = "http://legacy:8080";',           # 3: commented out
+        "   */",                                      # 4
+        '  /* old */ const c = "http://orders";',    # 5: opens a line: hidden
+        "/* x",                                       # 6
+        'old(); */ const d = "http://user:80";',     # 7: after the */: code
+        'fetch(u, {headers: {Accept: "*/*"}});',     # 8
+        'const e = "http://catalogue";',             # 9: code
+    ])
+    assert [(v, n) for _, v, n, _ in peers_in(text)] == [
+        ("http://cart:8080", 1), ("http://user:80", 7), ("http://catalogue", 9)]
+
+
+def test_grpc_channels_and_broker_lists_name_their_peers() -> None:
+    """A gRPC channel's literal target (Go, Python, Java, a Node client's constructor) and a
+    Kafka client's broker list or ``bootstrap.servers``; ``net.Dial``'s first argument is a
+    network, not a host, and a target in a variable names nothing here."""
+    def peers(line: str) -> list[tuple[str, str]]:
+        return [(k, v) for k, v, _, _ in peers_in(line)]
+
+    assert peers('conn, err := grpc.Dial("checkout:5050", grpc.WithInsecure())') == [
+        ("ADDR", "checkout:5050")]
+    assert peers('conn, err := grpc.DialContext(ctx, "dns:///cart:7070")') == [
+        ("ADDR", "cart:7070")]
+    assert peers('channel = grpc.insecure_channel("recommendation:8080")') == [
+        ("ADDR", "recommendation:8080")]
+    assert peers('ManagedChannelBuilder.forAddress("ad", 9555).usePlaintext().build();') == [
+        ("ADDR", "ad")]
+    assert peers('new CartService("cart:7070", grpc.credentials.createInsecure());') == [
+        ("ADDR", "cart:7070")]
+    assert peers("const kafka = new Kafka({ brokers: ['kafka:9092'] })") == [
+        ("BROKERS", "kafka:9092")]
+    assert peers("conf = {'bootstrap.servers': 'kafka:9092'}") == [
+        ("BOOTSTRAP.SERVERS", "kafka:9092")]
+    for line in ('net.Dial("tcp", "db:5432")', "ManagedChannelBuilder.forTarget(target)",
+                 'grpc.insecure_channel("localhost:50051")',
+                 "new CartService(addr, grpc.credentials.createInsecure());"):
+        assert peers(line) == [], line

@@ -78,10 +78,20 @@ _ADDRESS_NAME = (r"[A-Z][A-Z0-9_]*(?:HOST|HOSTNAME|HOSTS|ADDR|ADDRESS|URL|URI|EN
 # System.getenv, Environment.GetEnvironmentVariable, ENV["X"], env("X", ...), ${X:default}
 # (its first character a class of its own: Python's re then skips the text ~5x faster)
 _ENV_LOOKUP = re.compile(r"[gGLepE$](?:etenv|etEnv|ookupEnv|nviron|rocess\.env"
-                         r"|etEnvironmentVariable|NV\[|NV\.fetch|nv\(|nv\.|\{)")
+                         r"|etEnvironmentVariable|NV\[|NV\.fetch|nv\(|nv\.|nv::var|\{)")
 _ADDRESS_WORDS = ("HOST", "ADDR", "URL", "URI", "ENDPOINT", "SERVER", "SERVICE", "BROKER")
-_ENV_DEFAULT = re.compile(r"\b(" + _ADDRESS_NAME + r""")\b["']?\s*\)?\s*"""
-                          r"""(?:,|\|\||\?:|\?\?|\bor\b)\s*["']([^"'\s]+)["']""")
+# (``ENV['X'] || 'x'``, ``process.env["X"] ?? "x"``, Rust's ``env::var("X").unwrap_or("x")``)
+_ENV_DEFAULT = re.compile(r"\b(" + _ADDRESS_NAME + r""")\b["']?\s*[\])]?\s*"""
+                          r"""(?:,|\|\||\?:|\?\?|\bor\b|\.unwrap_or(?:_else)?\(\s*(?:\|_\|)?)"""
+                          r"""\s*["']([^"'\s]+)["']""")
+# a command-line flag's default: Go's ``flag.String("cart-addr", "cart:7070", ...)``,
+# Python's ``add_argument("--cart-addr", default="cart:7070")``; the flag's name must say
+# it is an address (:data:`_FLAG_ADDRESS`)
+_FLAG_DEFAULT = re.compile(r"""[fa](?:lag\.String(?:Var)?\(\s*(?:&[\w.]+\s*,\s*)?"([\w.-]+)"\s*,"""
+                           r"""\s*"([^"\s]+)"|dd_argument\(\s*["']--([\w-]+)["'][^)\n]*?"""
+                           r"""\bdefault\s*=\s*["']([^"'\s]+)["'])""")
+_FLAG_ADDRESS = re.compile(r"(?:^|[-_.])(?:host|hostname|addr|address|url|uri|endpoint|server"
+                           r"|broker|brokers)$", re.IGNORECASE)
 # a host given by keyword in a client's settings: ``new RedisStore({host: "session-db"})``,
 # ``redis.Redis(host="redis")``, ``Addr: "redis-cart:6379"``, ``bootstrap_servers="kafka:9092"``
 # (first character a class, no look-behind: Python's re skips the text ~7x faster; a key that
@@ -187,6 +197,12 @@ def peers_in(text: str) -> list[Peer]:
     for (number, beside), (key, value) in _matches(text, _HOST_KEYWORD, whole_words=True):
         if _peer_host(value):
             found.append((key.upper(), value, number, beside))
+    if "flag.String" in text or "add_argument" in text:
+        for (number, beside), groups in _matches(text, _FLAG_DEFAULT):
+            name, default = (groups[0], groups[1]) if groups[0] else (groups[2], groups[3])
+            if _FLAG_ADDRESS.search(name) and _peer_host(default):
+                key = re.sub(r"[-.]", "_", name).upper()
+                found.append((key, default, number, beside | {key}))
     if any(word in text for word in _DIAL_WORDS):
         for (number, beside), (dialled, target) in _matches(text, _DIAL):
             # a target is host:port (``net.Dial("tcp", ...)`` names a network first)

@@ -246,3 +246,22 @@ def test_grpc_channels_and_broker_lists_name_their_peers() -> None:
                  'grpc.insecure_channel("localhost:50051")',
                  "new CartService(addr, grpc.credentials.createInsecure());"):
         assert peers(line) == [], line
+
+
+def test_more_default_shapes_ruby_node_rust_and_flags() -> None:
+    """An environment read by index (Ruby, Node) or through Rust's ``unwrap_or``, and a
+    command-line flag's default when the flag's name says it is an address."""
+    def peers(line: str) -> list[tuple[str, str]]:
+        return [(k, v) for k, v, _, _ in peers_in(line)]
+
+    assert peers("host = ENV['CART_HOST'] || 'cart'") == [("CART_HOST", "cart")]
+    assert peers('const h = process.env["CART_HOST"] ?? "cart";') == [("CART_HOST", "cart")]
+    assert peers('let a = std::env::var("CART_ADDR").unwrap_or_else(|_| "cart:7070".into());'
+                 ) == [("CART_ADDR", "cart:7070")]
+    assert peers('addr := flag.String("cart-addr", "cart:7070", "where the cart listens")') == [
+        ("CART_ADDR", "cart:7070")]
+    assert peers('parser.add_argument("--redis-host", default="redis")') == [
+        ("REDIS_HOST", "redis")]
+    for line in ('flag.StringVar(&cfg.listen, "listen-addr", ":8080", "")',
+                 'flag.String("name", "cart", "")', 'parser.add_argument("--port", default="80")'):
+        assert peers(line) == [], line

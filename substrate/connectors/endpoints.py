@@ -130,6 +130,25 @@ def _connection_string(value: str) -> list[HostRef]:
 
 
 _GO_DSN = re.compile(r"@tcp\((?P<host>[^)]+)\)")  # Go's MySQL DSN: user:pw@tcp(db:3306)/name
+# libpq's keyword/value connection string: "host=db port=5432 user=app dbname=orders"
+# (psycopg, Go's lib/pq and pgx, ``PG*`` tools)
+_LIBPQ = re.compile(r"^(?:\s*[A-Za-z_]+\s*=\s*(?:'[^']*'|[^\s']*))+\s*$")
+_LIBPQ_HOST = re.compile(r"(?:^|\s)host\s*=\s*'?([^\s']+)", re.I)
+_LIBPQ_PORT = re.compile(r"(?:^|\s)port\s*=\s*'?(\d+)", re.I)
+
+
+def _libpq(value: str) -> list[HostRef]:
+    """The hosts of a libpq keyword/value connection string (``host=a,b port=5432``)."""
+    found = _LIBPQ_HOST.search(value)
+    port = _LIBPQ_PORT.search(value)
+    out: list[HostRef] = []
+    for host in (found.group(1).split(",") if found else []):
+        # (a Unix socket's folder, "/var/run/postgresql", is no host: _HOST)
+        if _HOST.match(host) and host.lower() not in _LOCAL \
+                and not host.replace(".", "").isdigit():
+            out.append(_k8s(host.lower(), mask_passwords(value),
+                            _port(port.group(1)) if port else None))
+    return out
 
 
 def hosts_in(var: str, value: str) -> list[HostRef]:
@@ -143,6 +162,8 @@ def hosts_in(var: str, value: str) -> list[HostRef]:
         return []
     if value and "://" not in value and ";" in value and "=" in value:
         return _connection_string(value)
+    if " " in value and "://" not in value and _LIBPQ.match(value):
+        return _libpq(value)
     if not value or (" " in value and "://" not in value):
         return []
     is_address = bool(_ADDRESS_VAR.search(var.upper()))

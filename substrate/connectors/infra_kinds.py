@@ -74,6 +74,30 @@ def infra_kind(image: str | None) -> str | None:
     return None
 
 
+# observability products, each as the words its image holds: where services send traces,
+# metrics and logs. A service is not down because its collector is, so a dependency or impact
+# path never passes through one (``cypher/_direct.j2``); it is still a peer of its own.
+TELEMETRY: tuple[tuple[str, ...], ...] = (
+    ("opentelemetry", "collector"), ("otel", "collector"), ("otelcol",), ("otelcol", "contrib"),
+    ("otel", "lgtm"), ("jaeger",), ("jaegertracing",), ("zipkin",), ("openzipkin",),
+    ("tempo",), ("loki",), ("alloy",), ("promtail",), ("prometheus",), ("pushgateway",),
+    ("alertmanager",), ("grafana",), ("datadog", "agent"), ("datadoghq", "agent"),
+    ("fluentd",), ("fluent", "bit"), ("signoz",), ("apm", "server"), ("victoriametrics",),
+    ("statsd",), ("graphite",), ("splunk", "otel", "collector"),
+)  # fmt: skip
+
+
+def telemetry_product(image: str | None) -> str | None:
+    """The observability product a container image runs ("otel/opentelemetry-collector-contrib:
+    0.98" -> opentelemetry-collector, "jaegertracing/all-in-one" -> jaeger), ``None`` for any
+    other image."""
+    words = _image_words(image)
+    for names in TELEMETRY:
+        if all(name in words for name in names):
+            return "-".join(names).replace("tracing", "").replace("datadoghq", "datadog")
+    return None
+
+
 def port_kind(ports: list[str]) -> str | None:
     """Infrastructure kind of a workload listening on a well-known datastore port."""
     for text in ports:

@@ -49,7 +49,14 @@ from substrate.connectors.dockerfile_env import (
 )
 from substrate.connectors.endpoints import HostRef, hosts_in
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.infra_kinds import JOINED, KINDS, SECRET, kind_of, redact
+from substrate.connectors.infra_kinds import (
+    JOINED,
+    KINDS,
+    SECRET,
+    kind_of,
+    redact,
+    telemetry_product,
+)
 from substrate.connectors.k8s import ConfigValue, K8sManifests, Workload, read_k8s
 from substrate.connectors.mounts import Mounted, config_values
 from substrate.connectors.source_calls import CONFIDENCE as SOURCE_CONFIDENCE
@@ -141,6 +148,9 @@ def add_props(
     kind = kind_of(image.value if image else None, ports, str(props.get("name") or entity.name))
     if kind and entity.label == "Infrastructure":
         props.setdefault("kind", kind)
+    telemetry = telemetry_product(image.value if image else None)
+    if telemetry and entity.label == "Service":  # no path passes through it (cypher/_direct.j2)
+        props.setdefault("telemetry", telemetry)
     union(props, "env", [redact(k, f.value) for k, f in env.items()])
     union(props, "ports", [p.value for p in ports])
     props["deployed_by"] = sorted(set(props.get("deployed_by", [])) | {via})

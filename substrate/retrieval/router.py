@@ -78,6 +78,12 @@ _BLAST = (r"\bblast\s+radius\b|\bwhat\s+(?:else\s+)?(?:would\s+|will\s+)?(?:brea
           r"|\bif\s+(?:\S+\s+){1,4}?(?:goes|went|is|was|were|are)\s+(?:down|offline|unavailable"
           r"|removed|deleted|decommissioned)\b"
           r"|\bif\s+(?:\S+\s+){1,4}?(?:fails|failed|crashes|crashed|dies|died|breaks|broke)\b")
+# "where does cart store its data?", "where are the orders kept?", "what does cart persist
+# to?": the datastores among its dependencies
+_WHERE_STORED = (r"^\W*where\s+(?:does|do|did|will|would)\s+.+?\s+(?:store|keep|persist|save"
+                 r"|put|cache|write)\b|^\W*where\s+(?:is|are|was|were|gets?)\s+.+?\s+"
+                 r"(?:stored|kept|persisted|saved|cached|written)\b|\bwhat\s+(?:does|do|did)"
+                 r"\s+.+?\s+(?:persist|store|save)\s+(?:\w+\s+){0,2}?(?:to|in|into)\b")
 _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.8, r"\bdepend(?:s|ed|ing)?\s+on\b"),
     (_I.DEPENDENCY, 0.8, r"\bdependenc(?:y|ies)\b"),
@@ -92,6 +98,8 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.7, r"\b(?:which|what)\s+(?:\w+\s+){1,2}(?:does|did|do)\s+.+?\s+"
                          r"(?:use|call|need|require|talk\s+to|connect\s+to)\b"),
     (_I.DEPENDENCY, 0.5, r"\b(?:down|up)stream\b"),
+    # where a service keeps its data: its datastores (strategies_graph keeps those)
+    (_I.DEPENDENCY, 0.85, _WHERE_STORED),
     # "what does checkout talk to?", "show me everything checkout connects to"
     (_I.DEPENDENCY, 0.75, r"\bwhat\s+(?:does|did|do)\s+.+?\s+(?:talk|connect|speak|send\s+\w+)"
                           r"\s+to\b|\b(?:everything|all\s+(?:the\s+)?(?:services|things|systems))"
@@ -229,6 +237,7 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
 )
 _COMPILED = tuple((intent, w, re.compile(rx, re.I)) for intent, w, rx in _CUES)
 _BLAST_RE = re.compile(_BLAST, re.I)
+_WHERE_STORED_RE = re.compile(_WHERE_STORED, re.I)
 _DATE_CUE_WEIGHT = 0.45
 _ORDER = {intent: n for n, intent in enumerate(Intent)}
 
@@ -298,6 +307,11 @@ def depth_hint(question: str) -> int | None:
 _RISKS = re.compile(r"\brisk(?:s|y|iest)?\b|\bsingle\s+points?\s+of\s+failure\b|\bspofs?\b"
                     r"|\bhot\s?spots?\b|\bbottlenecks?\b|\btech(?:nical)?\s+debt\b"
                     r"|\bfragile\b|\bweak(?:est)?\s+(?:points?|spots?|links?)\b", re.I)
+
+
+def asks_where_stored(question: str) -> bool:
+    """Does the question ask where a service keeps its data (its datastores)?"""
+    return bool(_WHERE_STORED_RE.search(question))
 
 
 def asks_for_risks(question: str) -> bool:

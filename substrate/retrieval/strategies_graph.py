@@ -10,6 +10,7 @@ import psycopg
 from substrate.graph.verification import suggested_edges
 from substrate.retrieval import direct, owned_paths
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.router import asks_where_stored
 from substrate.retrieval.scope import pg_connection
 
 SUGGESTED_DEADLINE_S = 1.0  # the queue's read for a subject with no edge: skipped past it
@@ -61,6 +62,8 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
     for service in used if services[0].get("why") == "technology" else services[:1]:
         rows, cut = await direct.dependencies(ctx.reader, ctx.scope, service, query)
         result.truncated |= cut
+        if direction == "out" and asks_where_stored(ctx.query):
+            rows = await _stores_first(ctx, rows)
         for rank, row in enumerate(rows):
             result.hits.append(_hit(row["target"], 1.0 / (1 + rank)))
             result.hops.extend(numbered(row["hops"]))
@@ -73,6 +76,21 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
             if waiting:  # a reviewer's decision changes the answer: it is not cached
                 result.pending = "verification"
     return result
+
+
+STORE_KINDS = frozenset({"database", "cache", "search", "storage"})  # kinds that keep data
+
+
+async def _stores_first(ctx: SearchContext, rows: list[dict[str, Any]]
+                        ) -> list[dict[str, Any]]:
+    """The rows whose target keeps data (an ``Infrastructure`` of a :data:`STORE_KINDS`
+    kind), or every row when none does."""
+    infra = sorted({str(r["target"]["ceid"]) for r in rows
+                    if r["target"].get("label") == "Infrastructure"})
+    found = await ctx.reader.rows("retrieval/entity_props", ctx.scope, ceids=infra) \
+        if infra else []
+    stores = {str(f["entity"]["ceid"]) for f in found if f["props"].get("kind") in STORE_KINDS}
+    return [r for r in rows if r["target"]["ceid"] in stores] or rows
 
 
 async def suggested(ctx: SearchContext, subject: dict[str, Any], direction: str

@@ -10,7 +10,7 @@ from substrate.connectors.compose import compose_files
 from substrate.connectors.endpoints import HostRef, hosts_in, is_probe
 from substrate.connectors.envfiles import interpolate, parse_env_file
 from substrate.connectors.gitrepo import DEFAULT_THRESHOLD, batch_at
-from substrate.connectors.infra_kinds import infra_kind, name_kind, redact
+from substrate.connectors.infra_kinds import infra_kind, name_kind, redact, telemetry_product
 from substrate.connectors.manifests import NAMED_AFTER
 from substrate.demo.gitwriter import commit_tree, init_repo
 from substrate.graph.records import EdgeRecord, GraphBatch
@@ -75,6 +75,11 @@ def test_env_file_values_use_the_variables_set_above_them() -> None:
         ("PG", "Host=pg1,pg2;Port=5432;Database=app", [HostRef("pg1"), HostRef("pg2")]),
         ("DB", "Data Source=(local);Initial Catalog=x", []),
         ("FLAGS", "a=1;b=2", []),
+        # libpq's keyword/value string (psycopg, lib/pq): opentelemetry-demo's product-reviews
+        ("DB_CONNECTION_STRING", "host=astronomy-db user=u password=p dbname=x",
+         [HostRef("astronomy-db")]),
+        ("PG_DSN", "host=/var/run/postgresql dbname=x", []),
+        ("OPTIONS", "mode=fast retries=3", []),
         # a host and a port, or a Kubernetes DNS name, say it under any variable name
         ("mongo", "user-db:27017", [HostRef("user-db")]),
         ("ZIPKIN", "zipkin.jaeger.svc.cluster.local", [HostRef("zipkin", "jaeger")]),
@@ -104,6 +109,24 @@ def test_hosts_in_env_values(var: str, value: str, hosts: list[HostRef]) -> None
 )
 def test_infra_kind(image: str, kind: str | None) -> None:
     assert infra_kind(image) == kind
+
+
+@pytest.mark.parametrize(
+    ("image", "product"),
+    [
+        ("otel/opentelemetry-collector-contrib:0.98.0", "opentelemetry-collector"),
+        ("ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector-contrib"
+         ":0.146.1", "opentelemetry-collector"),
+        ("jaegertracing/all-in-one:1.57", "jaeger"), ("openzipkin/zipkin", "zipkin"),
+        ("prom/prometheus", "prometheus"), ("gcr.io/datadoghq/agent:7", "datadog-agent"),
+        ("grafana/otel-lgtm", "otel-lgtm"), ("fluent/fluent-bit:3", "fluent-bit"),
+        # an application, a feature-flag service, a datastore, the demo's own images
+        ("ghcr.io/acme/checkout:1.0", None), ("ghcr.io/open-feature/flagd:v0.14.2", None),
+        ("redis:7", None), ("ghcr.io/open-telemetry/demo:latest-checkout", None),
+    ],
+)
+def test_telemetry_product(image: str, product: str | None) -> None:
+    assert telemetry_product(image) == product
 
 
 def test_a_workload_named_as_a_datastore_is_one() -> None:

@@ -8,6 +8,7 @@ from substrate.retrieval.router import (
     SPEC_STRATEGIES,
     Intent,
     asks_for_risks,
+    asks_where_stored,
     classify,
     depth_hint,
     entity_candidates,
@@ -263,3 +264,18 @@ def test_what_a_service_does_is_an_attribute_question(question: str, intent: Int
 ])
 def test_on_call_asks_who_unless_it_asks_how(question: str, intent: Intent) -> None:
     assert classify(question).intent is intent
+
+
+@pytest.mark.parametrize("question", [
+    "Where does cart store its data?", "Where is the cart data kept?",
+    "What does product-reviews persist to?", "Where does the session service keep sessions?",
+    "Where are orders stored?"])
+def test_where_data_is_kept_asks_for_the_datastores(question: str) -> None:
+    assert classify(question).intent is Intent.DEPENDENCY and asks_where_stored(question)
+
+
+@pytest.mark.parametrize("question", [
+    "What does checkout depend on?", "Where is checkout deployed?",
+    "Which datastore does cart use?"])
+def test_other_questions_do_not_ask_where_data_is_kept(question: str) -> None:
+    assert not asks_where_stored(question)

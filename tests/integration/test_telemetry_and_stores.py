@@ -1,0 +1,83 @@
+"""Two answers about a small shop where every service sends its traces to an OpenTelemetry
+collector (as opentelemetry-demo's do):
+
+* what Kafka's failure reaches travels through the services that need Kafka, never through
+  the collector (a service keeps working when its collector fails; before, every service that
+  exports traces was listed "through otel-collector");
+* "where does reviews store its data?" names its database, read from a libpq keyword/value
+  connection string (``host=reviews-db user=...``, which named nothing before).
+
+Gold: the Compose file this test writes (line numbers counted in it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from substrate.settings import Settings
+from tests.support.repo_tenant import ask, cited, repo_tenant
+
+pytestmark = pytest.mark.integration
+
+COMPOSE = """\
+services:
+  frontend:
+    image: shop/frontend:1.0
+    environment:
+      CHECKOUT_ADDR: checkout:5050
+      OTEL_EXPORTER_OTLP_ENDPOINT: http://otel-collector:4317
+  checkout:
+    image: shop/checkout:1.0
+    environment:
+      KAFKA_ADDR: kafka:9092
+      OTEL_EXPORTER_OTLP_ENDPOINT: http://otel-collector:4317
+  reviews:
+    image: shop/reviews:1.0
+    environment:
+      DB_CONNECTION_STRING: host=reviews-db user=app password=s3cret dbname=reviews
+      OTEL_EXPORTER_OTLP_ENDPOINT: http://otel-collector:4317
+  otel-collector:
+    image: otel/opentelemetry-collector-contrib:0.98.0
+    environment:
+      KAFKA_ADDR: kafka:9092
+  kafka:
+    image: apache/kafka:3.7.0
+  reviews-db:
+    image: postgres:16
+"""
+
+
+@pytest.fixture(scope="module")
+def tenant(stack: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with repo_tenant(stack, tmp_path_factory.mktemp("telemetry"), "t-telemetry",
+                     {"docker-compose.yml": COMPOSE}) as name:
+        yield name
+
+
+def test_a_failure_does_not_travel_through_the_telemetry_collector(stack: Settings,
+                                                                   tenant: str) -> None:
+    body = ask(stack, tenant, "What would be affected if kafka went down?")
+    assert body["route"]["intent"] == "callers"
+    answer = body["answer"]
+    # checkout (line 10) and the collector (line 20) use Kafka; frontend calls checkout (5)
+    assert "called directly by: checkout" in answer and "otel-collector" in answer, answer
+    assert "and indirectly by: frontend (through checkout)" in answer, answer
+    assert "reviews" not in answer and "through otel-collector" not in answer, answer
+    assert {c["from"] for c in body["citations"]} == {
+        "service:checkout", "service:otel-collector", "service:frontend"}
+    refs = cited(body)
+    assert any(r.startswith("docker-compose.yml#L10@") for r in refs), refs
+    assert any(r.startswith("docker-compose.yml#L20@") for r in refs), refs
+    assert any(r.startswith("docker-compose.yml#L5@") for r in refs), refs
+
+
+def test_where_a_service_stores_its_data_names_its_database(stack: Settings,
+                                                           tenant: str) -> None:
+    body = ask(stack, tenant, "Where does reviews store its data?")
+    assert body["route"]["intent"] == "dependency"
+    answer = body["answer"]
+    assert answer.startswith("reviews depends on: reviews-db (DEPENDS_ON at host=reviews-db "
+                             "user=app password=*** dbname=reviews)"), answer
+    assert "otel-collector" not in answer and "s3cret" not in str(body)
+    assert [r.split("@")[0] for r in cited(body)] == ["docker-compose.yml#L15"]

@@ -5,7 +5,9 @@ collector (as opentelemetry-demo's do):
   the collector (a service keeps working when its collector fails; before, every service that
   exports traces was listed "through otel-collector");
 * "where does reviews store its data?" names its database, read from a libpq keyword/value
-  connection string (``host=reviews-db user=...``, which named nothing before).
+  connection string (``host=reviews-db user=...``, which named nothing before);
+* the risk ranking leaves the collector out: it had the most dependents and sat in a cycle
+  with Kafka (the collector reads Kafka, Kafka sends it traces), so it ranked first.
 
 Gold: the Compose file this test writes (line numbers counted in it)."""
 
@@ -15,6 +17,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from gds_jobs.risks import rank_risks
+from gds_jobs.runtime import job_context, job_scope
 from substrate.settings import Settings
 from tests.support.repo_tenant import ask, cited, repo_tenant
 
@@ -43,6 +47,8 @@ services:
       KAFKA_ADDR: kafka:9092
   kafka:
     image: apache/kafka:3.7.0
+    environment:
+      OTEL_EXPORTER_OTLP_ENDPOINT: http://otel-collector:4317
   reviews-db:
     image: postgres:16
 """
@@ -81,3 +87,14 @@ def test_where_a_service_stores_its_data_names_its_database(stack: Settings,
                              "user=app password=*** dbname=reviews)"), answer
     assert "otel-collector" not in answer and "s3cret" not in str(body)
     assert [r.split("@")[0] for r in cited(body)] == ["docker-compose.yml#L15"]
+
+
+def test_the_risk_ranking_leaves_the_collector_out(stack: Settings, tenant: str) -> None:
+    with job_context(stack) as ctx:
+        items = rank_risks(ctx, job_scope(stack, tenant), limit=10)
+    ranked = [i.ceid for i in items]
+    assert "service:otel-collector" not in ranked, ranked
+    # kafka: used by checkout and by the collector (two dependents), no cycle through it
+    kafka = next(i for i in items if i.ceid == "infra:kafka")
+    assert {f.factor for f in kafka.factors} >= {"pagerank", "dependents"}
+    assert "dependency_cycle" not in {f.factor for i in items for f in i.factors}

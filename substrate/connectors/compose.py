@@ -131,7 +131,14 @@ class _Reader:
             self.read_includes(path, get(docs[0], "include"), project)
         self.path = path
         services = get(docs[0], "services") if docs else None
+        if services is None and docs:  # Compose file format 1: the services at the top level
+            services = docs[0] if any(get(body, "image") is not None
+                                      or get(body, "build") is not None
+                                      for _, body in pairs(docs[0])) else None
         for key_node, body in pairs(services):
+            if services is docs[0] and get(body, "image") is None \
+                    and get(body, "build") is None:
+                continue  # not a service of format 1 (a "version:" line, an "x-" block)
             key = str(key_node.value)
             if key not in project:
                 project[key] = ComposeService(key, Fact(key, path, line_of(key_node)))

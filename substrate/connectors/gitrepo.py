@@ -47,7 +47,12 @@ from substrate.connectors.designdocs import (
 )
 from substrate.connectors.endpoints import is_probe
 from substrate.connectors.gitsource import GitError, GitSnapshot, run_git
-from substrate.connectors.languages import describe_module_languages, infer_languages
+from substrate.connectors.languages import (
+    describe_module_languages,
+    infer_languages,
+    infer_versions,
+    root_built,
+)
 from substrate.connectors.layout import deploying_file, link_sources
 from substrate.connectors.manifests import app_config_batch, manifest_batch
 from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
@@ -296,7 +301,9 @@ def batch_at(
     dirs.update(link_sources(snap, index, dirs))
     describe_services(snap, index, dirs)
     describe_from_tables(snap, index, dirs)
-    infer_languages(snap, index, dirs)  # what no README states: build files, Dockerfiles
+    built = {**dirs, **root_built(index, dirs)}  # a service built from the root: the root's
+    infer_languages(snap, index, built)  # what no README states: build files, Dockerfiles
+    infer_versions(snap, index, built)  # the runtime's version: version files, FROM tags
     batch.extend(app_config_batch(snap, index, dirs))
     modules, module_paths = module_batch(snap, dirs, ceid("repo", repo_name(snap.repo)))
     describe_modules(snap, modules.nodes)  # README first, then build files, as for services

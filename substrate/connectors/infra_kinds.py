@@ -115,7 +115,8 @@ def redact(var: str, value: str) -> str:
     return f"{var}={mask_passwords(value)}"
 
 
-_DB_NAME = re.compile(r"(?:^|[-_.])(?:db|database)$", re.IGNORECASE)
+# "user-db", "orders_database", and run together after a word: "tockdb", "usersdb"
+_DB_NAME = re.compile(r"(?:^|[-_.]|(?<=[a-z]{3}))(?:db|database)$", re.IGNORECASE)
 
 
 def name_kind(name: str | None) -> str | None:

@@ -65,6 +65,38 @@ _MARKER_NAMES = frozenset(n for n, _ in BUILD_LANGUAGES) - set(BUILD_FILES)
 _DOTNET = re.compile(r"(?:^|/)dotnet/(?:sdk|aspnet|runtime)\b|(?:^|/)dotnet(?:-sdk)?:", re.I)
 
 
+# the files that pin a runtime's version, each with the languages it is for and how its text
+# states the version: pyenv's ``.python-version``, Heroku/Cloud Foundry's ``runtime.txt``
+# (``python-3.10.4``), nvm's ``.nvmrc`` (``v18``), rbenv's ``.ruby-version``, jenv's
+# ``.java-version``; asdf's ``.tool-versions`` names its tool on each line
+_VERSION = r"v?(\d+(?:\.\d+){0,2})"
+VERSION_FILES: dict[str, tuple[tuple[str, ...], re.Pattern[str]]] = {
+    ".python-version": (("Python",), re.compile(r"^\s*" + _VERSION, re.M)),
+    "runtime.txt": (("Python",), re.compile(r"^\s*python-" + _VERSION, re.M)),
+    ".nvmrc": (("JavaScript", "TypeScript"), re.compile(r"^\s*(?:node/)?" + _VERSION, re.M)),
+    ".node-version": (("JavaScript", "TypeScript"), re.compile(r"^\s*" + _VERSION, re.M)),
+    ".ruby-version": (("Ruby",), re.compile(r"^\s*(?:ruby-)?" + _VERSION, re.M)),
+    ".java-version": (("Java", "Kotlin"), re.compile(r"^\s*" + _VERSION, re.M)),
+}
+_TOOL_VERSIONS = {"python": ("Python",), "nodejs": ("JavaScript", "TypeScript"),
+                  "ruby": ("Ruby",), "golang": ("Go",), "elixir": ("Elixir",),
+                  "rust": ("Rust",), "php": ("PHP",)}
+_TOOL_LINE = re.compile(r"^\s*([a-z]+)\s+" + _VERSION, re.M)
+# the version a language image's tag starts with: python:3.10-slim, node:18-alpine, golang:1.22
+_TAG_VERSION = re.compile(r"^v?(\d+(?:\.\d+){0,2})")
+
+
+# what runs a language's code, when it is not named after the language
+RUNTIMES = {"JavaScript": "Node.js", "TypeScript": "Node.js", "C#": ".NET", "F#": ".NET",
+            "Kotlin": "Java", "Scala": "Java"}
+
+
+def is_version_file(path: str) -> bool:
+    """A file that pins a runtime's version (for the replay's path filter)."""
+    name = posixpath.basename(path)
+    return name in VERSION_FILES or name == ".tool-versions"
+
+
 def is_language_marker(path: str) -> bool:
     """A file whose presence, beside the build files, decides a service's language (for the
     replay's path filter)."""
@@ -157,6 +189,78 @@ def infer_languages(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -
         if found is not None:
             language, path, line = found
             state_attribute(entity, "language", language, snap.ref(path, line))
+
+
+def root_built(index: NameIndex, dirs: dict[str, str]) -> dict[str, str]:
+    """``ceid -> ""`` for each service with no folder of its own that is built from the
+    repository's root: a Compose ``build: .`` at the root, or a Cloud Foundry manifest at the
+    root (``cf push`` sends the manifest's folder). Its language and version are the root's."""
+    out: dict[str, str] = {}
+    for entity in index.sorted_entities():
+        if entity.label != "Service" or entity.ceid in dirs:
+            continue
+        manifests = [str(m) for m in entity.props.get("manifests") or []]
+        ways = set(entity.props.get("deployed_by") or [])
+        if entity.props.get("build_context") == "" or (
+                ways == {"cloudfoundry"} and manifests and all("/" not in m for m in manifests)):
+            out[entity.ceid] = ""
+    return out
+
+
+def infer_versions(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
+    """Sets ``language_version`` ("Python 3.10", "Node.js 20") on each service of ``dirs`` with
+    a language: from a version file in its folder (``dirs`` gives "" for a service built from
+    the root), else from the tag of its Dockerfile's ``FROM`` an image of that language."""
+    for cid, folder in sorted(dirs.items()):
+        if cid not in index:
+            continue
+        entity = index.get(cid)
+        language = str(entity.props.get("language") or "")
+        if entity.label != "Service" or not language or entity.props.get("language_version"):
+            continue
+        own = str(entity.props.get("build_dockerfile") or "")
+        found = file_version(snap, folder, language) \
+            or dockerfile_version(snap, own or dockerfile_path(folder.strip("/")), language)
+        if found is not None:
+            version, path, line = found
+            runtime = RUNTIMES.get(language, language)
+            state_attribute(entity, "language_version", f"{runtime} {version}",
+                            snap.ref(path, line))
+
+
+def file_version(snap: GitSnapshot, folder: str, language: str) -> tuple[str, str, int] | None:
+    """(version, file, line) of the first version file in ``folder`` stating ``language``'s."""
+    base = folder.strip("/")
+    files = [*VERSION_FILES.items(), (".tool-versions", ((), _TOOL_LINE))]
+    for name, (languages, pattern) in files:
+        path = posixpath.join(base, name) if base else name
+        if (languages and language not in languages) or not snap.exists(path):
+            continue
+        text = snap.read(path)
+        for match in pattern.finditer(text):
+            if name == ".tool-versions" \
+                    and language not in _TOOL_VERSIONS.get(match.group(1), ()):
+                continue
+            return match.group(match.lastindex or 1), path, text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def dockerfile_version(snap: GitSnapshot, path: str, language: str
+                       ) -> tuple[str, str, int] | None:
+    """(version, path, line) from the tag of the Dockerfile's last ``FROM`` an image of
+    ``language`` (``FROM python:3.10-slim`` -> 3.10); None without a numbered tag."""
+    if not path or not snap.exists(path):
+        return None
+    for image, line in reversed(_froms(snap.read(path))):
+        built = image_language(image)
+        if built is None or (built != language and {built, language} != {"JavaScript",
+                                                                          "TypeScript"}):
+            continue
+        name = image.split("@")[0].rsplit("/", 1)[-1]
+        tag = name.split(":", 1)[1] if ":" in name else ""
+        found = _TAG_VERSION.match(tag)
+        return (found.group(1), path, line) if found else None
+    return None
 
 
 def readme_language(snap: GitSnapshot, folder: str) -> tuple[str, str, int] | None:

@@ -43,7 +43,7 @@ from substrate.connectors.gitcmd import read_blobs, run_git
 from substrate.connectors.gitrepo import SERVICE_ROOTS
 from substrate.connectors.helm_charts import is_chart_path
 from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
-from substrate.connectors.languages import is_language_marker
+from substrate.connectors.languages import is_language_marker, is_version_file
 from substrate.connectors.layout import is_build_path, is_readme_path
 from substrate.connectors.mounts import may_be_mounted
 from substrate.connectors.owners_files import is_owners_path
@@ -105,6 +105,8 @@ READERS: tuple[Reader, ...] = (
     Reader("dockerfile env", is_dockerfile_path, "**/Dockerfile (its ENV defaults)"),
     Reader("languages", is_language_marker, "**/tsconfig.json, **/*.csproj, **/src/main/kotlin/"
            " (a service's language, connectors/languages.py)", presence_only=True),
+    Reader("runtime versions", is_version_file, "**/.python-version, runtime.txt, .nvmrc, "
+           ".node-version, .ruby-version, .java-version, .tool-versions"),
     Reader("python packages", is_package_marker, "**/__init__.py"),
     Reader("readme", is_readme_path, "<folder>/**/README.md"),
     Reader("readme tables", is_table_path, ", ".join(TABLE_FILES) + ", [docs/]services.md, "

@@ -31,6 +31,7 @@ from substrate.connectors.cloudfoundry import is_manifest_path
 from substrate.connectors.compose import is_compose_file
 from substrate.connectors.k8s import INSIDE
 from substrate.connectors.terraform import ENGINE_KEYS, SIZE_KEYS, is_terraform_path
+from substrate.retrieval.router import LANGUAGE_VERSION
 
 SHOWN = 3
 _WANT = {
@@ -47,6 +48,8 @@ _WANT = {
     "description": re.compile(r"\bwhat\s+(?:does|do)\s+.+?\s+do\b", re.I),
     "language": re.compile(r"\b(?:programming\s+)?languages?\b|\b(?:written|implemented"
                            r"|coded)\s+in\b", re.I),
+    # the runtime's version (languages.infer_versions): "which Python version does tock use?"
+    "language_version": re.compile(LANGUAGE_VERSION, re.I),
     # how it is deployed: the files that deploy it ("how is cart deployed?")
     "deployment": re.compile(r"\bdeploy(?:s|ed|ment|ments)?\b|\bmanifests?\b"
                              r"|\bhelm\s+charts?\b|\bprovision\w*|\bterraform\b", re.I),
@@ -161,7 +164,7 @@ def node_values(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str,
     for said in props.get("exposure") or []:
         out.append({"attr": "exposure", "value": str(said),
                     "refs": [lines.get(("exposure", str(said)), "")], "own": True})
-    for attr in ("description", "language"):  # from the README (readme_tables)
+    for attr in ("description", "language", "language_version"):  # README, build files
         if props.get(attr):
             value = str(props[attr])
             out.append({"attr": attr, "value": value, "refs": [lines.get((attr, value), "")]})

@@ -84,6 +84,11 @@ _WHERE_STORED = (r"^\W*where\s+(?:does|do|did|will|would)\s+.+?\s+(?:store|keep|
                  r"|put|cache|write)\b|^\W*where\s+(?:is|are|was|were|gets?)\s+.+?\s+"
                  r"(?:stored|kept|persisted|saved|cached|written)\b|\bwhat\s+(?:does|do|did)"
                  r"\s+.+?\s+(?:persist|store|save)\s+(?:\w+\s+){0,2}?(?:to|in|into)\b")
+# "which Python version", "what version of Node", "the Go version", "runtime version"
+LANGUAGE_VERSION = (r"\b(?:python|node(?:\.?js)?|go(?:lang)?|java|jdk|jre|ruby|php|rust|elixir"
+                    r"|kotlin|dotnet|\.net|runtime|language|interpreter)\s+versions?\b"
+                    r"|\bversions?\s+of\s+(?:the\s+)?(?:python|node(?:\.?js)?|go(?:lang)?|java"
+                    r"|jdk|ruby|php|rust|elixir|kotlin|\.net|runtime|language|interpreter)\b")
 _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.8, r"\bdepend(?:s|ed|ing)?\s+on\b"),
     (_I.DEPENDENCY, 0.8, r"\bdependenc(?:y|ies)\b"),
@@ -180,6 +185,8 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                           r"|connection\s+strings?|uris?|dsn|(?:container\s+|docker\s+)?images?"
                           r"|image\s+tags?|versions?)\b"),
     (_I.ATTRIBUTES, 0.6, r"\bwhat\s+version\b|\bwhich\s+version\b|\bimage\s+tag\b"),
+    # a runtime's version ("which Python version does tock use?"), not a dependency
+    (_I.ATTRIBUTES, 0.9, LANGUAGE_VERSION),
     # what a service is and is written in, as its README says (attributes.py)
     (_I.ATTRIBUTES, 0.8, r"^\W*what\s+(?:does|do)\s+(?:the\s+)?[\w.-]+(?:\s+(?:service|svc|api"
                          r"|server|app))?\s+do\b"),

@@ -103,3 +103,37 @@ def test_project_edges_sources_and_profiles(tmp_path: Path) -> None:
     assert ("CALLS", "service:debugger", "service:web") in edges
     part_of = {e.src for e in batch.edges if e.type == "PART_OF"}
     assert {"service:web", "service:orders"} <= part_of
+
+
+FORMAT_1 = """\
+app:
+  build: .
+  links:
+    - db
+  environment:
+    - DATABASE_URL=postgres://app@db/app
+db:
+  image: postgres:9.4
+web:
+  image: nginx
+  links:
+    - app:backend
+  ports:
+    - "8000:80"
+"""
+
+
+def test_a_compose_file_of_format_1_holds_its_services_at_the_top(tmp_path: Path) -> None:
+    """The 2014-2016 format (no ``services:`` key, still in older repositories: 18F/tock)."""
+    repo = init_repo(tmp_path / "repo")
+    short = commit_tree(repo, {"docker-compose.yml": FORMAT_1, "Dockerfile": "FROM python:3.10\n",
+                               "app.py": "print()\n"}, "init", "2016-03-01T09:00:00Z")[:7]
+    batch = batch_at(repo)
+    nodes = {n.ceid: n for n in batch.nodes}
+    assert {"service:app", "infra:db", "service:web"} <= set(nodes)
+    assert nodes["infra:db"].props["image"] == "postgres:9.4"
+    edges = {(e.type, e.src, e.dst): e for e in batch.edges}
+    dep = edges[("DEPENDS_ON", "service:app", "infra:db")]
+    assert dep.evidence_ref == f"docker-compose.yml#L6@{short}"
+    link = edges[("DEPENDS_ON", "service:web", "service:app")]  # a link, as depends_on
+    assert link.evidence_ref == f"docker-compose.yml#L12@{short}"

@@ -137,3 +137,39 @@ def test_a_build_file_is_cited_at_its_first_line_with_text(tmp_path: Path) -> No
     order = next(n for n in batch_at(repo).nodes if n.ceid == "service:order")
     assert any(r.startswith("language|Java|services/order/build.gradle#L3@")
                for r in order.props["attribute_refs"])
+
+
+def test_runtime_versions_from_version_files_and_base_image_tags(tmp_path: Path) -> None:
+    """A version file in the service's folder first (``.nvmrc``, ``.tool-versions`` naming
+    its tool), else its Dockerfile's ``FROM`` tag; a service built from the root (Compose's
+    ``build: .``) reads the root's; a tag with no number says nothing."""
+    repo = init_repo(tmp_path / "repo")
+    short = commit_tree(repo, {
+        "docker-compose.yml": ("services:\n  app:\n    build: .\n  web:\n    build: ./web\n"
+                               "  api:\n    build: ./api\n  edge:\n    build: ./edge\n"),
+        "Dockerfile": "FROM node:20 AS assets\nFROM python:3.10-slim\n",
+        "requirements.txt": "django\n",
+        "web/package.json": "{}\n", "web/.nvmrc": "v20.11.1\n",
+        "web/Dockerfile": "FROM node:18-alpine\n",
+        "api/go.mod": "module api\n", "api/.tool-versions": "nodejs 20.1.0\ngolang 1.22.3\n",
+        "edge/go.mod": "module edge\n", "edge/Dockerfile": "FROM golang:latest\n",
+    }, "init", "2026-01-05T09:00:00Z")[:7]
+    nodes = {n.ceid: n.props for n in batch_at(repo).nodes}
+
+    def version(ceid: str) -> tuple[str | None, list[str]]:
+        props = nodes[ceid]
+        return props.get("language_version"), [
+            r.rsplit("|", 1)[1] for r in props.get("attribute_refs") or []
+            if r.startswith("language_version|")]
+
+    assert version("service:app") == ("Python 3.10", [f"Dockerfile#L2@{short}"])
+    assert version("service:web") == ("Node.js 20.11.1", [f"web/.nvmrc#L1@{short}"])
+    assert version("service:api") == ("Go 1.22.3", [f"api/.tool-versions#L2@{short}"])
+    assert version("service:edge") == (None, [])
+
+
+@pytest.mark.parametrize(("path", "read"), [
+    (".python-version", True), ("svc/runtime.txt", True), ("web/.nvmrc", True),
+    (".tool-versions", True), ("web/notes.txt", False)])
+def test_version_files_are_read_by_a_replay(path: str, read: bool) -> None:
+    assert is_read(path) is read

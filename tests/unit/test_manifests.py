@@ -134,6 +134,7 @@ def test_a_workload_named_as_a_datastore_is_one() -> None:
     Kubernetes manifest listens on 27017: both are the datastore ``user-db``."""
     assert name_kind("user-db") == "database"
     assert name_kind("orders_database") == "database"
+    assert name_kind("tockdb") == "database" and name_kind("mydb") is None  # 18F/tock
     assert name_kind("orders-mongo") == "database"
     assert name_kind("cart-redis") == "cache"
     assert name_kind("frontend") is None and name_kind("dbadmin") is None

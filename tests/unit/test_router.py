@@ -279,3 +279,10 @@ def test_where_data_is_kept_asks_for_the_datastores(question: str) -> None:
     "Which datastore does cart use?"])
 def test_other_questions_do_not_ask_where_data_is_kept(question: str) -> None:
     assert not asks_where_stored(question)
+
+
+@pytest.mark.parametrize("question", [
+    "Which Python version does tock use?", "What version of Node does frontend run?",
+    "Which Go version is checkout built with?", "What is the runtime version of cart?"])
+def test_a_runtime_version_question_asks_for_an_attribute(question: str) -> None:
+    assert classify(question).intent is Intent.ATTRIBUTES

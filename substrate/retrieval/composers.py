@@ -57,6 +57,9 @@ def name(entity: dict[str, Any] | None) -> str:
 def dependencies(facts: list[dict[str, Any]], cites: Citations, callers: bool) -> str:
     if not facts:
         return "No service named in the question was found, so no dependency was looked up."
+    check = facts[0].get("check")
+    if check is not None and not callers:  # "does checkout call payment?"
+        return _checked(facts, cites, check)
     groups: dict[str, list[dict[str, Any]]] = {}
     for f in facts:
         groups.setdefault(str((f.get("subject") or {}).get("ceid")), []).append(f)
@@ -107,6 +110,19 @@ def _directed(facts: list[dict[str, Any]], cites: Citations, callers: bool) -> s
         text += ("; and indirectly by: " if callers else "; and indirectly on: ") \
             + "; ".join(indirect)
     return text + "."
+
+
+def _checked(facts: list[dict[str, Any]], cites: Citations, check: dict[str, Any]) -> str:
+    """Yes with the edges that reach what was asked about, or no with what was checked (the
+    subject's dependencies, each at its line)."""
+    subject = facts[0].get("subject") or {}
+    mine = [f for f in facts if (f.get("subject") or {}).get("ceid") == subject.get("ceid")]
+    found = [f for f in mine if f.get("target") and str(f["target"]["ceid"]) in check["found"]]
+    if found:
+        return "Yes: " + _directed(found, cites, callers=False)
+    asked = listing(check["asked"], "what was asked", " or ")
+    return (f"No: no CALLS or DEPENDS_ON edge from {name(subject)} to {asked} "
+            "is recorded. " + _directed(mine, cites, callers=False))
 
 
 def no_edges(subject: dict[str, Any], callers: bool) -> str:

@@ -89,6 +89,13 @@ LANGUAGE_VERSION = (r"\b(?:python|node(?:\.?js)?|go(?:lang)?|java|jdk|jre|ruby|p
                     r"|kotlin|dotnet|\.net|runtime|language|interpreter)\s+versions?\b"
                     r"|\bversions?\s+of\s+(?:the\s+)?(?:python|node(?:\.?js)?|go(?:lang)?|java"
                     r"|jdk|ruby|php|rust|elixir|kotlin|\.net|runtime|language|interpreter)\b")
+# "does checkout call payment?", "does cart use a cache?", "is orders using Kafka?": whether
+# the subject's dependencies hold the other end (strategies_graph.relation_check)
+_WHETHER = (r"^\W*(?:does|do|did|will|would|is|are)\s+(?:the\s+)?[\w.-]+(?:\s+(?:service|svc|app"
+            r"|api|application))?\s+(?:still\s+|ever\s+|actually\s+|directly\s+)?(?:use|call"
+            r"|depend\s+on|rely\s+on|talk\s+to|connect\s+to|need|read\s+from|write\s+to"
+            r"|publish\s+to|consume\s+from|send\s+\w+\s+to|using|calling|depending\s+on"
+            r"|talking\s+to|connecting\s+to)\b")
 _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.8, r"\bdepend(?:s|ed|ing)?\s+on\b"),
     (_I.DEPENDENCY, 0.8, r"\bdependenc(?:y|ies)\b"),
@@ -103,6 +110,8 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.DEPENDENCY, 0.7, r"\b(?:which|what)\s+(?:\w+\s+){1,2}(?:does|did|do)\s+.+?\s+"
                          r"(?:use|call|need|require|talk\s+to|connect\s+to)\b"),
     (_I.DEPENDENCY, 0.5, r"\b(?:down|up)stream\b"),
+    # "does checkout call payment?": a yes or no from checkout's dependencies
+    (_I.DEPENDENCY, 0.92, _WHETHER),
     # where a service keeps its data: its datastores (strategies_graph keeps those)
     (_I.DEPENDENCY, 0.85, _WHERE_STORED),
     # "what does checkout talk to?", "show me everything checkout connects to"
@@ -245,6 +254,7 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
 _COMPILED = tuple((intent, w, re.compile(rx, re.I)) for intent, w, rx in _CUES)
 _BLAST_RE = re.compile(_BLAST, re.I)
 _WHERE_STORED_RE = re.compile(_WHERE_STORED, re.I)
+_WHETHER_RE = re.compile(_WHETHER, re.I)
 _DATE_CUE_WEIGHT = 0.45
 _ORDER = {intent: n for n, intent in enumerate(Intent)}
 
@@ -314,6 +324,11 @@ def depth_hint(question: str) -> int | None:
 _RISKS = re.compile(r"\brisk(?:s|y|iest)?\b|\bsingle\s+points?\s+of\s+failure\b|\bspofs?\b"
                     r"|\bhot\s?spots?\b|\bbottlenecks?\b|\btech(?:nical)?\s+debt\b"
                     r"|\bfragile\b|\bweak(?:est)?\s+(?:points?|spots?|links?)\b", re.I)
+
+
+def asks_whether(question: str) -> bool:
+    """Does the question ask whether its subject uses, calls or depends on something?"""
+    return bool(_WHETHER_RE.search(question))
 
 
 def asks_where_stored(question: str) -> bool:

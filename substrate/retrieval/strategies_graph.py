@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import psycopg
 
+from substrate.connectors.infra_kinds import KINDS
 from substrate.graph.verification import suggested_edges
 from substrate.retrieval import direct, owned_paths
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
-from substrate.retrieval.router import asks_where_stored
+from substrate.retrieval.router import asks_where_stored, asks_whether
 from substrate.retrieval.scope import pg_connection
 
 SUGGESTED_DEADLINE_S = 1.0  # the queue's read for a subject with no edge: skipped past it
@@ -64,6 +66,8 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
         result.truncated |= cut
         if direction == "out" and asks_where_stored(ctx.query):
             rows = await _stores_first(ctx, rows)
+        check = await relation_check(ctx, service, services, rows) \
+            if direction == "out" and asks_whether(ctx.query) else None
         for rank, row in enumerate(rows):
             result.hits.append(_hit(row["target"], 1.0 / (1 + rank)))
             result.hops.extend(numbered(row["hops"]))
@@ -75,6 +79,9 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
                                  "suggested": waiting})
             if waiting:  # a reviewer's decision changes the answer: it is not cached
                 result.pending = "verification"
+        if check is not None:  # "does checkout call payment?": said first, yes or no
+            first = next(i for i, f in enumerate(result.facts) if f["subject"] is service)
+            result.facts[first] = {**result.facts[first], "check": check}
     return result
 
 
@@ -91,6 +98,51 @@ async def _stores_first(ctx: SearchContext, rows: list[dict[str, Any]]
         if infra else []
     stores = {str(f["entity"]["ceid"]) for f in found if f["props"].get("kind") in STORE_KINDS}
     return [r for r in rows if r["target"]["ceid"] in stores] or rows
+
+
+PRODUCTS = tuple(p for names in KINDS.values() for p in names)  # "postgres", "redis", ...
+# the kinds of datastore a yes/no question may ask about ("does cart use a cache?")
+_ASKED_KINDS = (
+    (re.compile(r"\bcaches?\b|\bcaching\b", re.I), {"cache"}),
+    (re.compile(r"\b(?:databases?|dbs?)\b", re.I), {"database"}),
+    (re.compile(r"\bdata\s?stores?\b", re.I), set(STORE_KINDS)),
+    (re.compile(r"\b(?:message\s+)?(?:queues?|brokers?)\b", re.I), {"queue"}),
+    (re.compile(r"\bsearch\s+(?:engines?|index(?:es)?)\b", re.I), {"search"}),
+    (re.compile(r"\b(?:object\s+stores?|buckets?|blob\s+stor\w+)\b", re.I), {"storage"}),
+)
+
+
+async def relation_check(ctx: SearchContext, subject: dict[str, Any],
+                         named: list[dict[str, Any]], rows: list[dict[str, Any]]
+                         ) -> dict[str, Any] | None:
+    """Whether ``rows`` (the subject's dependencies) reach what the question names beside the
+    subject: another entity, or a kind of datastore ("a cache"). ``None`` when it names none.
+    ``asked``: the names and kinds asked about; ``found``: the targets that match."""
+    others = {str(s["ceid"]): str(s.get("name") or s["ceid"]) for s in named
+              if s["ceid"] != subject["ceid"]}
+    kinds: set[str] = set()
+    words: list[str] = []
+    for rx, asked in _ASKED_KINDS:
+        said = rx.search(ctx.query)
+        if said is not None:
+            kinds |= asked
+            word = said.group(0).lower()
+            words.append(f"{'an' if word[0] in 'aeiou' else 'a'} {word}")
+    # a product named and not linked to an entity ("does cart use valkey?")
+    products = [p for p in PRODUCTS if re.search(rf"\b{p}", ctx.query, re.I)
+                and not any(p in o.lower() for o in others.values())]
+    if not others and not kinds and not products:
+        return None
+    found = {str(r["target"]["ceid"]) for r in rows if str(r["target"]["ceid"]) in others}
+    if kinds or products:
+        infra = sorted({str(r["target"]["ceid"]) for r in rows
+                        if r["target"].get("label") == "Infrastructure"})
+        props = await ctx.reader.rows("retrieval/entity_props", ctx.scope, ceids=infra) \
+            if infra else []
+        found |= {str(p["entity"]["ceid"]) for p in props if p["props"].get("kind") in kinds
+                  or any(w in f"{p['props'].get('image') or ''} {p['entity'].get('name')}"
+                         .lower() for w in products)}
+    return {"asked": [*others.values(), *words, *products], "found": sorted(found)}
 
 
 async def suggested(ctx: SearchContext, subject: dict[str, Any], direction: str

@@ -98,3 +98,19 @@ def test_the_risk_ranking_leaves_the_collector_out(stack: Settings, tenant: str)
     kafka = next(i for i in items if i.ceid == "infra:kafka")
     assert {f.factor for f in kafka.factors} >= {"pagerank", "dependents"}
     assert "dependency_cycle" not in {f.factor for i in items for f in i.factors}
+
+
+def test_whether_a_service_uses_something_is_answered_yes_or_no(stack: Settings,
+                                                                tenant: str) -> None:
+    """Gold: checkout's KAFKA_ADDR (line 10); reviews uses reviews-db (15) and no cache."""
+    yes = ask(stack, tenant, "Does checkout use Kafka?")
+    assert yes["route"]["intent"] == "dependency"
+    assert yes["answer"] == "Yes: checkout depends on: kafka (DEPENDS_ON at kafka:9092)[1].", \
+        yes["answer"]
+    assert [r.split("@")[0] for r in cited(yes)] == ["docker-compose.yml#L10"]
+    no = ask(stack, tenant, "Does reviews use a cache?")
+    assert no["answer"].startswith("No: no CALLS or DEPENDS_ON edge from reviews to a cache is "
+                                   "recorded. reviews depends on: reviews-db"), no["answer"]
+    called = ask(stack, tenant, "Does frontend call checkout?")
+    assert called["answer"].startswith("Yes: frontend depends on: checkout (CALLS at "
+                                       "checkout:5050)"), called["answer"]

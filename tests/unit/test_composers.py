@@ -162,3 +162,22 @@ def test_an_address_that_is_only_the_other_end_s_name_is_not_repeated() -> None:
               "hops": [_hop("web", "user", "web/Dockerfile#L25@abc1234")]}]
     text = c.dependencies(facts, c.Citations(), callers=False)
     assert text == "web depends on: cart (CALLS)[1]; user (CALLS at user:80)[2]."
+
+
+def test_a_yes_or_no_question_says_which_first() -> None:
+    """"Does ui call cart?": yes with only the edges that reach what was asked; "does ui use
+    a cache?" with none: no, and what ui was found to depend on (what was checked)."""
+    ui = _svc("ui")
+    cart = {"subject": ui, "target": _svc("cart"), "depth": 1,
+            "hops": [_hop("ui", "cart", "compose.yml#L10@abc")]}
+    orders = {"subject": ui, "target": _svc("orders"), "depth": 1,
+              "hops": [_hop("ui", "orders", "compose.yml#L11@abc")]}
+    yes = c.dependencies([{**cart, "check": {"asked": ["cart"], "found": ["service:cart"]}},
+                          orders], c.Citations(), False)
+    clean(yes)
+    assert yes == "Yes: ui depends on: cart (CALLS at cart:80)[1]."
+    no = c.dependencies([{**cart, "check": {"asked": ["a cache"], "found": []}}, orders],
+                        c.Citations(), False)
+    clean(no)
+    assert no.startswith("No: no CALLS or DEPENDS_ON edge from ui to a cache is recorded. ui "
+                         "depends on: cart (CALLS at cart:80)[1]; orders (CALLS at orders:80)[2]")

@@ -9,6 +9,7 @@ from substrate.retrieval.router import (
     Intent,
     asks_for_risks,
     asks_where_stored,
+    asks_whether,
     classify,
     depth_hint,
     entity_candidates,
@@ -286,3 +287,13 @@ def test_other_questions_do_not_ask_where_data_is_kept(question: str) -> None:
     "Which Go version is checkout built with?", "What is the runtime version of cart?"])
 def test_a_runtime_version_question_asks_for_an_attribute(question: str) -> None:
     assert classify(question).intent is Intent.ATTRIBUTES
+
+
+@pytest.mark.parametrize(("question", "whether"), [
+    ("Does checkout call payment?", True), ("Does cart use a cache?", True),
+    ("Is the orders service using Kafka?", True), ("Does the ledger depend on postgres?", True),
+    ("What does checkout call?", False), ("Which services call payment?", False)])
+def test_a_question_whether_a_service_uses_something(question: str, whether: bool) -> None:
+    assert asks_whether(question) is whether
+    if whether:
+        assert classify(question).intent is Intent.DEPENDENCY

@@ -121,6 +121,17 @@ def _checked(facts: list[dict[str, Any]], cites: Citations, check: dict[str, Any
     if found:
         return "Yes: " + _directed(found, cites, callers=False)
     asked = listing(check["asked"], "what was asked", " or ")
+    through = check.get("through") or []
+    if through:  # no direct edge, but reached through other services
+        chains = []
+        for f in through:
+            hops = f.get("hops") or []
+            between = " -> ".join(str(h.get("to")).partition(":")[2] or str(h.get("to"))
+                                  for h in hops[:-1])
+            chains.append(f"{name(f.get('target'))} (through {between})"
+                          + "".join(cites.cite_all(h) for h in hops))
+        return (f"Not directly: no CALLS or DEPENDS_ON edge from {name(subject)} to {asked} "
+                f"is recorded, but {name(subject)} reaches " + "; ".join(chains) + ".")
     return (f"No: no CALLS or DEPENDS_ON edge from {name(subject)} to {asked} "
             "is recorded. " + _directed(mine, cites, callers=False))
 

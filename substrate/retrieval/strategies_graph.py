@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -68,6 +69,13 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
             rows = await _stores_first(ctx, rows)
         check = await relation_check(ctx, service, services, rows) \
             if direction == "out" and asks_whether(ctx.query) else None
+        if check is not None and not check["found"] and check["named"] and query.depth < 3:
+            # no direct edge to what was named: reached through others? (said so, as such)
+            deeper, _ = await direct.dependencies(ctx.reader, ctx.scope, service,
+                                                  replace(query, depth=3))
+            check["through"] = [{"subject": service, "target": r["target"], "depth": r["depth"],
+                                 "hops": r["hops"]} for r in deeper
+                                if str(r["target"]["ceid"]) in check["named"]]
         for rank, row in enumerate(rows):
             result.hits.append(_hit(row["target"], 1.0 / (1 + rank)))
             result.hops.extend(numbered(row["hops"]))
@@ -117,7 +125,8 @@ async def relation_check(ctx: SearchContext, subject: dict[str, Any],
                          ) -> dict[str, Any] | None:
     """Whether ``rows`` (the subject's dependencies) reach what the question names beside the
     subject: another entity, or a kind of datastore ("a cache"). ``None`` when it names none.
-    ``asked``: the names and kinds asked about; ``found``: the targets that match."""
+    ``asked``: the names and kinds asked about; ``found``: the targets that match;
+    ``named``: the ids of the entities named."""
     others = {str(s["ceid"]): str(s.get("name") or s["ceid"]) for s in named
               if s["ceid"] != subject["ceid"]}
     kinds: set[str] = set()
@@ -142,7 +151,8 @@ async def relation_check(ctx: SearchContext, subject: dict[str, Any],
         found |= {str(p["entity"]["ceid"]) for p in props if p["props"].get("kind") in kinds
                   or any(w in f"{p['props'].get('image') or ''} {p['entity'].get('name')}"
                          .lower() for w in products)}
-    return {"asked": [*others.values(), *words, *products], "found": sorted(found)}
+    return {"asked": [*others.values(), *words, *products], "found": sorted(found),
+            "named": sorted(others)}
 
 
 async def suggested(ctx: SearchContext, subject: dict[str, Any], direction: str

@@ -111,6 +111,13 @@ def test_whether_a_service_uses_something_is_answered_yes_or_no(stack: Settings,
     no = ask(stack, tenant, "Does reviews use a cache?")
     assert no["answer"].startswith("No: no CALLS or DEPENDS_ON edge from reviews to a cache is "
                                    "recorded. reviews depends on: reviews-db"), no["answer"]
+    # frontend -> checkout (line 5) -> kafka (line 10): not directly
+    deep = ask(stack, tenant, "Does frontend use kafka?")
+    assert deep["answer"] == ("Not directly: no CALLS or DEPENDS_ON edge from frontend to kafka "
+                              "is recorded, but frontend reaches kafka (through checkout)[1][2]."
+                              ), deep["answer"]
+    assert [r.split("@")[0] for r in cited(deep)] == ["docker-compose.yml#L5",
+                                                      "docker-compose.yml#L10"]
     called = ask(stack, tenant, "Does frontend call checkout?")
     assert called["answer"].startswith("Yes: frontend depends on: checkout (CALLS at "
                                        "checkout:5050)"), called["answer"]

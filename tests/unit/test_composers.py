@@ -181,3 +181,19 @@ def test_a_yes_or_no_question_says_which_first() -> None:
     clean(no)
     assert no.startswith("No: no CALLS or DEPENDS_ON edge from ui to a cache is recorded. ui "
                          "depends on: cart (CALLS at cart:80)[1]; orders (CALLS at orders:80)[2]")
+
+
+def test_a_no_that_is_reached_through_others_says_so() -> None:
+    """"Does ui use redis?" with ui -> cart -> redis: not directly, and through what."""
+    ui = _svc("ui")
+    cart = {"subject": ui, "target": _svc("cart"), "depth": 1,
+            "hops": [_hop("ui", "cart", "compose.yml#L10@abc")]}
+    deep = {"subject": ui, "target": _svc("redis"), "depth": 2,
+            "hops": [_hop("ui", "cart", "compose.yml#L10@abc"),
+                     _hop("cart", "redis", "compose.yml#L20@abc")]}
+    text = c.dependencies([{**cart, "check": {"asked": ["redis"], "found": [],
+                                              "named": ["service:redis"], "through": [deep]}}],
+                          c.Citations(), False)
+    clean(text)
+    assert text == ("Not directly: no CALLS or DEPENDS_ON edge from ui to redis is recorded, "
+                    "but ui reaches redis (through cart)[1][2].")

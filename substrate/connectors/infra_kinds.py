@@ -74,16 +74,22 @@ def infra_kind(image: str | None) -> str | None:
     return None
 
 
-# observability products, each as the words its image holds: where services send traces,
-# metrics and logs. A service is not down because its collector is, so a dependency or impact
-# path never passes through one (``cypher/_direct.j2``); it is still a peer of its own.
-TELEMETRY: tuple[tuple[str, ...], ...] = (
-    ("opentelemetry", "collector"), ("otel", "collector"), ("otelcol",), ("otelcol", "contrib"),
-    ("otel", "lgtm"), ("jaeger",), ("jaegertracing",), ("zipkin",), ("openzipkin",),
-    ("tempo",), ("loki",), ("alloy",), ("promtail",), ("prometheus",), ("pushgateway",),
-    ("alertmanager",), ("grafana",), ("datadog", "agent"), ("datadoghq", "agent"),
-    ("fluentd",), ("fluent", "bit"), ("signoz",), ("apm", "server"), ("victoriametrics",),
-    ("statsd",), ("graphite",), ("splunk", "otel", "collector"),
+# observability products, each with the words its image holds (the first that matches): where
+# services send traces, metrics and logs. A service is not down because its collector is, so a
+# dependency or impact path never passes through one (``cypher/_direct.j2``); it is still a
+# peer of its own.
+TELEMETRY: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("opentelemetry-collector", ("opentelemetry", "collector")),
+    ("otel-collector", ("otel", "collector")), ("otelcol", ("otelcol",)),
+    ("otel-lgtm", ("otel", "lgtm")), ("jaeger", ("jaeger",)), ("jaeger", ("jaegertracing",)),
+    ("zipkin", ("zipkin",)), ("tempo", ("tempo",)), ("loki", ("loki",)),
+    ("alloy", ("alloy",)), ("promtail", ("promtail",)), ("prometheus", ("prometheus",)),
+    ("pushgateway", ("pushgateway",)), ("alertmanager", ("alertmanager",)),
+    ("grafana", ("grafana",)), ("datadog-agent", ("datadog", "agent")),
+    ("datadog-agent", ("datadoghq", "agent")), ("fluentd", ("fluentd",)),
+    ("fluent-bit", ("fluent", "bit")), ("signoz", ("signoz",)), ("apm-server", ("apm", "server")),
+    ("victoriametrics", ("victoriametrics",)), ("statsd", ("statsd",)),
+    ("graphite", ("graphite",)),
 )  # fmt: skip
 
 
@@ -92,10 +98,8 @@ def telemetry_product(image: str | None) -> str | None:
     0.98" -> opentelemetry-collector, "jaegertracing/all-in-one" -> jaeger), ``None`` for any
     other image."""
     words = _image_words(image)
-    for names in TELEMETRY:
-        if all(name in words for name in names):
-            return "-".join(names).replace("tracing", "").replace("datadoghq", "datadog")
-    return None
+    return next((product for product, names in TELEMETRY
+                 if all(name in words for name in names)), None)
 
 
 def port_kind(ports: list[str]) -> str | None:

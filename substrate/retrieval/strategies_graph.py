@@ -100,12 +100,20 @@ async def _stores_first(ctx: SearchContext, rows: list[dict[str, Any]]
                         ) -> list[dict[str, Any]]:
     """The rows whose target keeps data (an ``Infrastructure`` of a :data:`STORE_KINDS`
     kind), or every row when none does."""
+    props = await _infra_props(ctx, rows)
+    stores = {c for c, p in props.items() if p.get("kind") in STORE_KINDS}
+    return [r for r in rows if r["target"]["ceid"] in stores] or rows
+
+
+async def _infra_props(ctx: SearchContext, rows: list[dict[str, Any]]
+                       ) -> dict[str, dict[str, Any]]:
+    """``ceid -> props`` of the rows' ``Infrastructure`` targets (one read; none without)."""
     infra = sorted({str(r["target"]["ceid"]) for r in rows
                     if r["target"].get("label") == "Infrastructure"})
     found = await ctx.reader.rows("retrieval/entity_props", ctx.scope, ceids=infra) \
         if infra else []
-    stores = {str(f["entity"]["ceid"]) for f in found if f["props"].get("kind") in STORE_KINDS}
-    return [r for r in rows if r["target"]["ceid"] in stores] or rows
+    return {str(f["entity"]["ceid"]): {**f["props"], "name": f["entity"].get("name")}
+            for f in found}
 
 
 PRODUCTS = tuple(p for names in KINDS.values() for p in names)  # "postgres", "redis", ...
@@ -144,13 +152,10 @@ async def relation_check(ctx: SearchContext, subject: dict[str, Any],
         return None
     found = {str(r["target"]["ceid"]) for r in rows if str(r["target"]["ceid"]) in others}
     if kinds or products:
-        infra = sorted({str(r["target"]["ceid"]) for r in rows
-                        if r["target"].get("label") == "Infrastructure"})
-        props = await ctx.reader.rows("retrieval/entity_props", ctx.scope, ceids=infra) \
-            if infra else []
-        found |= {str(p["entity"]["ceid"]) for p in props if p["props"].get("kind") in kinds
-                  or any(w in f"{p['props'].get('image') or ''} {p['entity'].get('name')}"
-                         .lower() for w in products)}
+        found |= {c for c, p in (await _infra_props(ctx, rows)).items()
+                  if p.get("kind") in kinds
+                  or any(w in f"{p.get('image') or ''} {p.get('name')}".lower()
+                         for w in products)}
     return {"asked": [*others.values(), *words, *products], "found": sorted(found),
             "named": sorted(others)}
 

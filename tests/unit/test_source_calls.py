@@ -64,6 +64,11 @@ applications:
 """
 
 
+def _pairs(line: str) -> list[tuple[str, str]]:
+    """``(key, value)`` of each peer a line names."""
+    return [(k, v) for k, v, _, _ in peers_in(line)]
+
+
 def test_only_source_files_outside_tests_and_vendored_code_are_read() -> None:
     assert is_source_path("web/app/settings.py") and is_source_path("src/cart/main.go")
     assert is_source_path("account-service/src/main/java/x/Client.java")
@@ -161,34 +166,31 @@ def test_shapes_of_real_code() -> None:
     """Lines of Sock Shop, robot-shop, spring-petclinic-microservices, piggymetrics and Online
     Boutique: a format placeholder cuts the URL, a host that is one names nothing; an address
     variable's default beside it is a host; comments and ``php://`` are not peers."""
-    def peers(line: str) -> list[tuple[str, str]]:
-        return [(k, v) for k, v, _, _ in peers_in(line)]
-
-    assert peers('catalogueUrl: util.format("http://catalogue%s", domain),') == [
+    assert _pairs('catalogueUrl: util.format("http://catalogue%s", domain),') == [
         ("url", "http://catalogue")]
-    assert peers('.uri("http://customers-service/owners/{ownerId}", ownerId)') == [
+    assert _pairs('.uri("http://customers-service/owners/{ownerId}", ownerId)') == [
         ("url", "http://customers-service/owners/")]
-    assert peers('String.format("http://%s/shipping/", getenv("CART_ENDPOINT", "cart"))') == [
+    assert _pairs('String.format("http://%s/shipping/", getenv("CART_ENDPOINT", "cart"))') == [
         ("CART_ENDPOINT", "cart")]
-    assert peers("var catalogueHost = process.env.CATALOGUE_HOST || 'catalogue'") == [
+    assert _pairs("var catalogueHost = process.env.CATALOGUE_HOST || 'catalogue'") == [
         ("CATALOGUE_HOST", "catalogue")]
-    assert peers('addr := getEnv("PRODUCT_CATALOG_SERVICE_ADDR", "productcatalogservice:3550")'
+    assert _pairs('addr := getEnv("PRODUCT_CATALOG_SERVICE_ADDR", "productcatalogservice:3550")'
                  ) == [("PRODUCT_CATALOG_SERVICE_ADDR", "productcatalogservice:3550")]
-    assert peers('@Value("${CART_HOST:cart}") String cartHost;') == [("CART_HOST", "cart")]
-    assert peers('url = "jdbc:mysql://mysql:3306/cities"') == [
+    assert _pairs('@Value("${CART_HOST:cart}") String cartHost;') == [("CART_HOST", "cart")]
+    assert _pairs('url = "jdbc:mysql://mysql:3306/cities"') == [
         ("url", "jdbc:mysql://mysql:3306/cities")]
-    assert peers('store: new RedisStore({host: "session-db"}),') == [("HOST", "session-db")]
-    assert peers('rdb := redis.NewClient(&redis.Options{Addr: "redis-cart:6379"})') == [
+    assert _pairs('store: new RedisStore({host: "session-db"}),') == [("HOST", "session-db")]
+    assert _pairs('rdb := redis.NewClient(&redis.Options{Addr: "redis-cart:6379"})') == [
         ("ADDR", "redis-cart:6379")]
-    assert peers('app.run(host="0.0.0.0")') == [] and peers('r = Redis(host=cfg.host)') == []
-    assert peers('@FeignClient(url = "${rates.url}", name = "rates-client")') == [
+    assert _pairs('app.run(host="0.0.0.0")') == [] and _pairs('r = Redis(host=cfg.host)') == []
+    assert _pairs('@FeignClient(url = "${rates.url}", name = "rates-client")') == [
         ("feign_service", "rates-client")]
     for line in ('DB_HOST = os.getenv("DB_HOST", "localhost")', "fopen('php://stdout', 'w');",
                  '// was: new Client("http://legacy-svc:8080")', 'x = f"http://{host}:8080/"',
                  'String.format("jdbc:mysql://%s/cities", host)',
                  'API_URL = os.getenv("API_URL", "api.example.com")',
                  "for var in ['TRANSACTIONS_API_ADDR', 'BALANCES_API_ADDR']:"):
-        assert peers(line) == [], line
+        assert _pairs(line) == [], line
     petclinic = ("spring-petclinic-api-gateway/src/main/java/org/springframework/samples/"
                  "petclinic/api/application/VisitsServiceClient.java")
     assert is_source_path(petclinic) and not is_source_path("samples/a/src/main/java/A.java")
@@ -221,47 +223,41 @@ def test_commented_out_blocks_name_no_peer() -> None:
         ("http://cart:8080", 1), ("http://user:80", 7), ("http://catalogue", 9)]
 
 
-def test_grpc_channels_and_broker_lists_name_their_peers() -> None:
+def test_grpc_channels_and_broker_lists_name_their__pairs() -> None:
     """A gRPC channel's literal target (Go, Python, Java, a Node client's constructor) and a
     Kafka client's broker list or ``bootstrap.servers``; ``net.Dial``'s first argument is a
     network, not a host, and a target in a variable names nothing here."""
-    def peers(line: str) -> list[tuple[str, str]]:
-        return [(k, v) for k, v, _, _ in peers_in(line)]
-
-    assert peers('conn, err := grpc.Dial("checkout:5050", grpc.WithInsecure())') == [
+    assert _pairs('conn, err := grpc.Dial("checkout:5050", grpc.WithInsecure())') == [
         ("ADDR", "checkout:5050")]
-    assert peers('conn, err := grpc.DialContext(ctx, "dns:///cart:7070")') == [
+    assert _pairs('conn, err := grpc.DialContext(ctx, "dns:///cart:7070")') == [
         ("ADDR", "cart:7070")]
-    assert peers('channel = grpc.insecure_channel("recommendation:8080")') == [
+    assert _pairs('channel = grpc.insecure_channel("recommendation:8080")') == [
         ("ADDR", "recommendation:8080")]
-    assert peers('ManagedChannelBuilder.forAddress("ad", 9555).usePlaintext().build();') == [
+    assert _pairs('ManagedChannelBuilder.forAddress("ad", 9555).usePlaintext().build();') == [
         ("ADDR", "ad")]
-    assert peers('new CartService("cart:7070", grpc.credentials.createInsecure());') == [
+    assert _pairs('new CartService("cart:7070", grpc.credentials.createInsecure());') == [
         ("ADDR", "cart:7070")]
-    assert peers("const kafka = new Kafka({ brokers: ['kafka:9092'] })") == [
+    assert _pairs("const kafka = new Kafka({ brokers: ['kafka:9092'] })") == [
         ("BROKERS", "kafka:9092")]
-    assert peers("conf = {'bootstrap.servers': 'kafka:9092'}") == [
+    assert _pairs("conf = {'bootstrap.servers': 'kafka:9092'}") == [
         ("BOOTSTRAP.SERVERS", "kafka:9092")]
     for line in ('net.Dial("tcp", "db:5432")', "ManagedChannelBuilder.forTarget(target)",
                  'grpc.insecure_channel("localhost:50051")',
                  "new CartService(addr, grpc.credentials.createInsecure());"):
-        assert peers(line) == [], line
+        assert _pairs(line) == [], line
 
 
 def test_more_default_shapes_ruby_node_rust_and_flags() -> None:
     """An environment read by index (Ruby, Node) or through Rust's ``unwrap_or``, and a
     command-line flag's default when the flag's name says it is an address."""
-    def peers(line: str) -> list[tuple[str, str]]:
-        return [(k, v) for k, v, _, _ in peers_in(line)]
-
-    assert peers("host = ENV['CART_HOST'] || 'cart'") == [("CART_HOST", "cart")]
-    assert peers('const h = process.env["CART_HOST"] ?? "cart";') == [("CART_HOST", "cart")]
-    assert peers('let a = std::env::var("CART_ADDR").unwrap_or_else(|_| "cart:7070".into());'
+    assert _pairs("host = ENV['CART_HOST'] || 'cart'") == [("CART_HOST", "cart")]
+    assert _pairs('const h = process.env["CART_HOST"] ?? "cart";') == [("CART_HOST", "cart")]
+    assert _pairs('let a = std::env::var("CART_ADDR").unwrap_or_else(|_| "cart:7070".into());'
                  ) == [("CART_ADDR", "cart:7070")]
-    assert peers('addr := flag.String("cart-addr", "cart:7070", "where the cart listens")') == [
+    assert _pairs('addr := flag.String("cart-addr", "cart:7070", "where the cart listens")') == [
         ("CART_ADDR", "cart:7070")]
-    assert peers('parser.add_argument("--redis-host", default="redis")') == [
+    assert _pairs('parser.add_argument("--redis-host", default="redis")') == [
         ("REDIS_HOST", "redis")]
     for line in ('flag.StringVar(&cfg.listen, "listen-addr", ":8080", "")',
                  'flag.String("name", "cart", "")', 'parser.add_argument("--port", default="80")'):
-        assert peers(line) == [], line
+        assert _pairs(line) == [], line

@@ -132,6 +132,14 @@ def _checked(facts: list[dict[str, Any]], cites: Citations, check: dict[str, Any
                           + "".join(cites.cite_all(h) for h in hops))
         return (f"Not directly: no CALLS or DEPENDS_ON edge from {name(subject)} to {asked} "
                 f"is recorded, but {name(subject)} reaches " + "; ".join(chains) + ".")
+    shared = check.get("shared") or []
+    if shared:  # no edge either way, but one broker between them (a producer, a consumer)
+        via = "; ".join(f"{name(f.get('other'))} and {name(subject)} both use "
+                        f"{name(f.get('target'))}" + "".join(cites.cite_all(h) for h in f["hops"])
+                        for f in shared)
+        return (f"No direct call: no CALLS or DEPENDS_ON edge from {name(subject)} to "
+                f"{asked} is recorded, but {via}, a message broker through which messages may "
+                "pass between them (which of them publishes is not recorded).")
     return (f"No: no CALLS or DEPENDS_ON edge from {name(subject)} to {asked} "
             "is recorded. " + _directed(mine, cites, callers=False))
 

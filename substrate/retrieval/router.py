@@ -143,7 +143,9 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
     (_I.CALLERS, 0.85, r"\bcallers?\b|\bcalled\s+by\b|\bincoming\s+calls\b"),
     # blast radius: what fails with X is what depends on X, at any depth (``depth_hint``)
     (_I.CALLERS, 0.9, _BLAST),
-    (_I.CALLERS, 0.75, r"\b(?:services?|functions?|modules?|what|which|who)\s+(?!does\b|do\b|did\b)"
+    # "which services call X?" (never the end of a name: "does genai-service call vets?")
+    (_I.CALLERS, 0.75, r"(?<![\w.-])(?:services?|functions?|modules?|what|which|who)\s+"
+                       r"(?!does\b|do\b|did\b)"
                        r"(?:\w+\s+)?(?:call|calls|calling|invoke[sd]?|invoking)\b"),
     (_I.OWNERSHIP, 0.9, r"\bwho\s+owns\b"),
     (_I.OWNERSHIP, 0.75, r"\bown(?:s|ed|er|ers|ership)\b"),

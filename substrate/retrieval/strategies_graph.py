@@ -76,6 +76,9 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
             check["through"] = [{"subject": service, "target": r["target"], "depth": r["depth"],
                                  "hops": r["hops"]} for r in deeper
                                 if str(r["target"]["ceid"]) in check["named"]]
+            if not check["through"]:  # a producer and a consumer of one broker?
+                check["shared"] = await _shared_brokers(ctx, services, check["named"], rows,
+                                                        query)
         for rank, row in enumerate(rows):
             result.hits.append(_hit(row["target"], 1.0 / (1 + rank)))
             result.hops.extend(numbered(row["hops"]))
@@ -94,6 +97,25 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
 
 
 STORE_KINDS = frozenset({"database", "cache", "search", "storage"})  # kinds that keep data
+BROKER_KINDS = frozenset({"queue"})  # kinds through which services exchange messages
+
+
+async def _shared_brokers(ctx: SearchContext, named: list[dict[str, Any]], others: list[str],
+                          rows: list[dict[str, Any]], query: direct.DependencyQuery
+                          ) -> list[dict[str, Any]]:
+    """The message brokers the subject (``rows``: its dependencies) and a named entity both
+    depend on: "does payment call dispatch?" has no edge, but both use rabbitmq. Each with the
+    subject's hop and the other's (``hops``)."""
+    props = await _infra_props(ctx, rows)
+    mine = {str(r["target"]["ceid"]): r for r in rows
+            if props.get(str(r["target"]["ceid"]), {}).get("kind") in BROKER_KINDS}
+    shared: list[dict[str, Any]] = []
+    for other in (s for s in named if s["ceid"] in others and mine):
+        theirs, _ = await direct.dependencies(ctx.reader, ctx.scope, other, query)
+        shared += [{"other": other, "target": r["target"],
+                    "hops": [*mine[str(r["target"]["ceid"])]["hops"], *r["hops"]]}
+                   for r in theirs if str(r["target"]["ceid"]) in mine]
+    return shared
 
 
 async def _stores_first(ctx: SearchContext, rows: list[dict[str, Any]]

@@ -197,3 +197,23 @@ def test_a_no_that_is_reached_through_others_says_so() -> None:
     clean(text)
     assert text == ("Not directly: no CALLS or DEPENDS_ON edge from ui to redis is recorded, "
                     "but ui reaches redis (through cart)[1][2].")
+
+
+def test_a_no_between_a_producer_and_a_consumer_names_the_broker() -> None:
+    """"Does payment call dispatch?" (robot-shop): no edge either way, but payment publishes
+    to rabbitmq and dispatch consumes from it. No direct call, and the broker between them,
+    each side cited; which one publishes is not claimed."""
+    payment = _svc("payment")
+    broker = {"subject": payment, "target": _svc("rabbitmq"), "depth": 1,
+              "hops": [_hop("payment", "rabbitmq", "payment/rabbitmq.py#L6@abc")]}
+    shared = {"other": _svc("dispatch"), "target": _svc("rabbitmq"),
+              "hops": [_hop("payment", "rabbitmq", "payment/rabbitmq.py#L6@abc"),
+                       _hop("dispatch", "rabbitmq", "dispatch/main.go#L183@abc")]}
+    text = c.dependencies([{**broker, "check": {"asked": ["dispatch"], "found": [],
+                                                "named": ["service:dispatch"], "through": [],
+                                                "shared": [shared]}}], c.Citations(), False)
+    clean(text)
+    assert text == ("No direct call: no CALLS or DEPENDS_ON edge from payment to dispatch is "
+                    "recorded, but dispatch and payment both use rabbitmq[1][2], a message "
+                    "broker through which messages may pass between them (which of them "
+                    "publishes is not recorded).")

@@ -292,6 +292,8 @@ def test_a_runtime_version_question_asks_for_an_attribute(question: str) -> None
 @pytest.mark.parametrize(("question", "whether"), [
     ("Does checkout call payment?", True), ("Does cart use a cache?", True),
     ("Is the orders service using Kafka?", True), ("Does the ledger depend on postgres?", True),
+    # a name ending in "-service" is no "which services call" cue (spring-petclinic's names)
+    ("Does genai-service call visits-service?", True),
     ("What does checkout call?", False), ("Which services call payment?", False)])
 def test_a_question_whether_a_service_uses_something(question: str, whether: bool) -> None:
     assert asks_whether(question) is whether

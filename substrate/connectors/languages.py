@@ -86,6 +86,38 @@ _TOOL_LINE = re.compile(r"^\s*([a-z]+)\s+" + _VERSION, re.M)
 _TAG_VERSION = re.compile(r"^v?(\d+(?:\.\d+){0,2})")
 
 
+# the build files that state the language version a project is built for, each with the
+# languages it is for and how it says so: Maven's ``<java.version>`` or compiler release,
+# Gradle's ``sourceCompatibility``/toolchain, go.mod's ``go`` directive, package.json's
+# ``engines.node``, pyproject's ``requires-python``, Pipfile's ``python_version``, Gemfile's
+# ``ruby``, composer.json's ``php`` requirement, Cargo's ``rust-version``. Maven and Gradle
+# modules inherit from the build above them, so those are also looked for in parent folders.
+_CONSTRAINT = r"([<>=~^!]*\s*v?\d+(?:\.(?:\d+|x|\*)){0,2}(?:\s*,?\s*[<>=!]+\s*\d+(?:\.\d+){0,2})?)"
+BUILD_VERSIONS: tuple[tuple[str, tuple[str, ...], re.Pattern[str], bool], ...] = (
+    ("pom.xml", ("Java", "Kotlin"), re.compile(
+        r"<(?:java\.version|maven\.compiler\.(?:release|target|source)|release)>\s*"
+        r"(?:1\.)?(\d+)\s*<", re.I), True),
+    ("build.gradle", ("Java", "Kotlin"), re.compile(
+        r"(?:sourceCompatibility\s*=\s*['\"]?(?:JavaVersion\.VERSION_)?(?:1[._])?|"
+        r"JavaLanguageVersion\.of\(\s*|jvmToolchain\(\s*)(\d+)"), True),
+    ("build.gradle.kts", ("Java", "Kotlin"), re.compile(
+        r"(?:sourceCompatibility\s*=\s*(?:JavaVersion\.VERSION_)?(?:1_)?|"
+        r"JavaLanguageVersion\.of\(\s*|jvmToolchain\(\s*)(\d+)"), True),
+    ("go.mod", ("Go",), re.compile(r"^go\s+(\d+\.\d+(?:\.\d+)?)\s*$", re.M), False),
+    ("package.json", ("JavaScript", "TypeScript"),
+     re.compile(r'"engines"\s*:\s*\{[^}]*?"node"\s*:\s*"\s*' + _CONSTRAINT + r'\s*"'), False),
+    ("pyproject.toml", ("Python",),
+     re.compile(r"^\s*(?:requires-python|python)\s*=\s*['\"]\s*" + _CONSTRAINT, re.M), False),
+    ("Pipfile", ("Python",),
+     re.compile(r"^\s*python_(?:full_)?version\s*=\s*['\"](\d+(?:\.\d+){0,2})", re.M), False),
+    ("Gemfile", ("Ruby",), re.compile(r"^\s*ruby\s+['\"]\s*" + _CONSTRAINT, re.M), False),
+    ("composer.json", ("PHP",),
+     re.compile(r'"require"\s*:\s*\{[^}]*?"php"\s*:\s*"\s*' + _CONSTRAINT + r'\s*"'), False),
+    ("Cargo.toml", ("Rust",),
+     re.compile(r"^\s*rust-version\s*=\s*['\"](\d+(?:\.\d+){0,2})", re.M), False),
+)
+
+
 # what runs a language's code, when it is not named after the language
 RUNTIMES = {"JavaScript": "Node.js", "TypeScript": "Node.js", "C#": ".NET", "F#": ".NET",
             "Kotlin": "Java", "Scala": "Java"}
@@ -94,7 +126,7 @@ RUNTIMES = {"JavaScript": "Node.js", "TypeScript": "Node.js", "C#": ".NET", "F#"
 def is_version_file(path: str) -> bool:
     """A file that pins a runtime's version (for the replay's path filter)."""
     name = posixpath.basename(path)
-    return name in VERSION_FILES or name == ".tool-versions"
+    return name in VERSION_FILES or name in (".tool-versions", "Pipfile")
 
 
 def is_language_marker(path: str) -> bool:
@@ -220,7 +252,8 @@ def infer_versions(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) ->
             continue
         own = str(entity.props.get("build_dockerfile") or "")
         found = file_version(snap, folder, language) \
-            or dockerfile_version(snap, own or dockerfile_path(folder.strip("/")), language)
+            or dockerfile_version(snap, own or dockerfile_path(folder.strip("/")), language) \
+            or build_version(snap, folder, language)
         if found is not None:
             version, path, line = found
             runtime = RUNTIMES.get(language, language)
@@ -242,6 +275,30 @@ def file_version(snap: GitSnapshot, folder: str, language: str) -> tuple[str, st
                     and language not in _TOOL_VERSIONS.get(match.group(1), ()):
                 continue
             return match.group(match.lastindex or 1), path, text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def build_version(snap: GitSnapshot, folder: str, language: str
+                  ) -> tuple[str, str, int] | None:
+    """(version, file, line) from the first build file of ``folder`` that states the version
+    of ``language`` it is built for (:data:`BUILD_VERSIONS`); a Maven or Gradle module's from
+    the nearest parent folder's build when its own says none."""
+    base = folder.strip("/")
+    for name, languages, pattern, inherited in BUILD_VERSIONS:
+        if language not in languages:
+            continue
+        parts = base.split("/") if base else []
+        folders = [base] + (["/".join(parts[:i]) for i in range(len(parts) - 1, -1, -1)]
+                            if inherited else [])
+        for where in folders:
+            path = posixpath.join(where, name) if where else name
+            if not snap.exists(path):
+                continue
+            text = snap.read(path)
+            match = pattern.search(text)
+            if match is not None:
+                version = " ".join(match.group(1).split())
+                return version, path, text.count("\n", 0, match.start(1)) + 1
     return None
 
 

@@ -80,6 +80,9 @@ _STOP = {"what", "which", "does", "did", "the", "use", "uses", "used", "for", "a
          "endpoint", "from", "this", "that", "services", "service", "api", "its"}
 
 
+_IMAGE_WORDS = re.compile(r"\bimages?\b|\btags?\b|\bcontainers?\b", re.I)
+
+
 EACH = re.compile(r"\b(?:each|every|all(?:\s+the)?|our)\s+(?:\w+\s+)?services?\b"
                   r"|\bper\s+service\b|\bthe\s+services\b", re.I)
 PER_SERVICE = ("language", "image", "port", "description")
@@ -88,6 +91,8 @@ PER_SERVICE = ("language", "image", "port", "description")
 def wanted(question: str) -> set[str]:
     """The kinds of value asked for (address when the question names none)."""
     found = {k for k, rx in _WANT.items() if rx.search(question)}
+    if "language_version" in found and not _IMAGE_WORDS.search(question):
+        found.discard("image")  # "which Go version does X use?": the runtime's, not a tag
     return found or {"address"}
 
 
@@ -304,6 +309,8 @@ def rank(question: str, seeds: list[dict[str, Any]], rows: list[dict[str, Any]],
         # frontend calls has its own port and address, never frontend's, not even "also
         # recorded" ("the virus scan URL of web" is web's own setting: an outgoing edge's)
         found = [c for c in found if c.get("edge") is None or not c["outgoing"]]
+    if "language_version" in want and not any(c["attr"] == "language_version" for c in found):
+        want = want | {"image"}  # no runtime version recorded: the image's tag may say it
     for c in found:
         c["score"] = _score(c, want, terms, side, pair, host_side, listen)
     if want == {"description"} and not any(c["attr"] == "description" for c in found):

@@ -32,6 +32,26 @@ def test_the_kind_of_value_asked_for() -> None:
     assert wanted("What Redis URL does checkout use?") == {"address"}
     assert wanted("Which database name does accounts-db serve?") == {"name"}
     assert wanted("Where is it?") == {"address"}  # nothing named: an address
+    # the runtime's version, not the image's tag (which is asked for by name)
+    assert wanted("Which Go version does dispatch use?") == {"language_version"}
+    assert wanted("Which Node version does the web image use?") == {"language_version",
+                                                                     "image"}
+
+
+def test_a_runtime_version_before_the_image_and_the_tag_when_none_is_recorded() -> None:
+    """"Which Go version does dispatch use?" (robot-shop): its runtime version, not the image
+    it runs; with no version recorded, the image (its tag may say it)."""
+    dispatch = {"ceid": "service:dispatch", "name": "dispatch", "label": "Service"}
+    props = {"image": "robotshop/rs-dispatch:2.1.0", "language_version": "Go 1.17",
+             "attribute_refs": ["image|docker-compose.yaml#L135@abc",
+                                "language_version|dispatch/Dockerfile#L1@abc"]}
+    got = rank("Which Go version does dispatch use?", [dispatch], [],
+               {"service:dispatch": props})
+    assert [c["value"] for c in got] == ["Go 1.17"]
+    bare = {k: v for k, v in props.items() if k != "language_version"}
+    got = rank("Which Go version does dispatch use?", [dispatch], [],
+               {"service:dispatch": bare})
+    assert [c["value"] for c in got] == ["robotshop/rs-dispatch:2.1.0"]
 
 
 def test_address_of_x_is_how_others_reach_it() -> None:

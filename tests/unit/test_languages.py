@@ -170,6 +170,40 @@ def test_runtime_versions_from_version_files_and_base_image_tags(tmp_path: Path)
 
 @pytest.mark.parametrize(("path", "read"), [
     (".python-version", True), ("svc/runtime.txt", True), ("web/.nvmrc", True),
-    (".tool-versions", True), ("web/notes.txt", False)])
+    (".tool-versions", True), ("api/Pipfile", True), ("web/notes.txt", False)])
 def test_version_files_are_read_by_a_replay(path: str, read: bool) -> None:
     assert is_read(path) is read
+
+
+def test_runtime_versions_from_build_files(tmp_path: Path) -> None:
+    """With no version file and no numbered base image: the version the build is made for.
+    A Maven module inherits ``<java.version>`` from the parent folder's pom.xml
+    (spring-petclinic-microservices); go.mod's ``go`` directive; package.json's
+    ``engines.node``; pyproject's ``requires-python``; a version file still comes first."""
+    repo = init_repo(tmp_path / "repo")
+    short = commit_tree(repo, {
+        "docker-compose.yml": ("services:\n  customers:\n    build: ./customers\n"
+                               "  dispatch:\n    build: ./dispatch\n  web:\n    build: ./web\n"
+                               "  api:\n    build: ./api\n  worker:\n    build: ./worker\n"),
+        "pom.xml": ("<project>\n  <properties>\n    <java.version>17</java.version>\n"
+                    "  </properties>\n</project>\n"),
+        "customers/pom.xml": "<project>\n  <artifactId>customers</artifactId>\n</project>\n",
+        "dispatch/go.mod": "module dispatch\n\ngo 1.14\n",
+        "web/package.json": '{\n  "name": "web",\n  "engines": {"node": ">=18"}\n}\n',
+        "api/pyproject.toml": '[project]\nname = "api"\nrequires-python = ">=3.10"\n',
+        "worker/pyproject.toml": '[project]\nrequires-python = ">=3.9"\n',
+        "worker/.python-version": "3.12.1\n",
+    }, "init", "2026-01-05T09:00:00Z")[:7]
+    nodes = {n.ceid: n.props for n in batch_at(repo).nodes}
+
+    def version(ceid: str) -> tuple[str | None, list[str]]:
+        props = nodes[ceid]
+        return props.get("language_version"), [
+            r.rsplit("|", 1)[1] for r in props.get("attribute_refs") or []
+            if r.startswith("language_version|")]
+
+    assert version("service:customers") == ("Java 17", [f"pom.xml#L3@{short}"])
+    assert version("service:dispatch") == ("Go 1.14", [f"dispatch/go.mod#L3@{short}"])
+    assert version("service:web") == ("Node.js >=18", [f"web/package.json#L3@{short}"])
+    assert version("service:api") == ("Python >=3.10", [f"api/pyproject.toml#L3@{short}"])
+    assert version("service:worker") == ("Python 3.12.1", [f"worker/.python-version#L1@{short}"])

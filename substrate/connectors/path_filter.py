@@ -25,7 +25,7 @@ was). :func:`content_hits` reads those texts once for the whole history.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +36,7 @@ from substrate.connectors.backstage import is_catalog_path
 from substrate.connectors.cloudfoundry import is_cloudfoundry_path
 from substrate.connectors.codeowners import LOCATIONS
 from substrate.connectors.compose import is_compose_file
+from substrate.connectors.data_clients import build_facts, is_fact_build_file
 from substrate.connectors.designdocs import is_design_path
 from substrate.connectors.dockerfile_env import is_dockerfile_path
 from substrate.connectors.envfiles import is_env_file
@@ -68,6 +69,14 @@ class Reader:
     # a change counts only when the file's text before or after it passes this test (given
     # the blob's id and its text)
     content: Callable[[str, str], bool] | None = None
+    # or: a change counts only when what the reader takes from the text (its digest: the
+    # facts with their lines) differs before and after it (an added or deleted file: when
+    # its text gives any); given the text
+    digest: Callable[[str], Hashable] | None = None
+
+    @property
+    def checks_text(self) -> bool:
+        return self.content is not None or self.digest is not None
 
 
 def _service_folder(path: str) -> bool:
@@ -107,6 +116,10 @@ READERS: tuple[Reader, ...] = (
            " (a service's language, connectors/languages.py)", presence_only=True),
     Reader("runtime versions", is_version_file, "**/.python-version, runtime.txt, .nvmrc, "
            ".node-version, .ruby-version, .java-version, .tool-versions"),
+    Reader("build file contents", is_fact_build_file, "**/pom.xml, build.gradle(.kts), go.mod, "
+           "package.json, pyproject.toml, Pipfile, requirements.txt, Gemfile, composer.json, "
+           "Cargo.toml where the datastore clients or the language version it declares, or "
+           "their lines, change", digest=build_facts),
     Reader("python packages", is_package_marker, "**/__init__.py"),
     Reader("readme", is_readme_path, "<folder>/**/README.md"),
     Reader("readme tables", is_table_path, ", ".join(TABLE_FILES) + ", [docs/]services.md, "
@@ -137,7 +150,7 @@ def is_relevant(change: Change, readers: Sequence[Reader] = READERS,
     such change counts)."""
     status, path = change
     return any(r.reads(path) and (status in "AD" or not r.presence_only)
-               and (r.content is None or hits is None or path in hits) for r in readers)
+               and (not r.checks_text or hits is None or path in hits) for r in readers)
 
 
 def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] = READERS,
@@ -147,7 +160,7 @@ def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] 
     ``content`` test of a reader that reads them (first-parent history of ``rev``; one
     ``git log`` unless ``raw`` gives :func:`raw_blob_changes` of it, and one ``git cat-file
     --batch`` for all those texts)."""
-    checked = [r for r in readers if r.content is not None]
+    checked = [r for r in readers if r.checks_text]
     if not checked:
         return {}
     wanted: dict[str, list[tuple[str, tuple[str, ...], list[Reader]]]] = {}
@@ -161,6 +174,8 @@ def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] 
     texts = read_blobs(Path(repo), blobs) if blobs else {}
     passes: dict[tuple[str, str], bool] = {}  # (blob, reader's name) -> its test's answer
 
+    digests: dict[tuple[str, str], Hashable] = {}  # (blob, reader's name) -> its digest
+
     def passed(blob: str, reader: Reader) -> bool:
         key = (blob, reader.name)
         if key not in passes:
@@ -168,8 +183,21 @@ def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] 
             passes[key] = content is not None and content(blob, texts.get(blob, ""))
         return passes[key]
 
+    def digest(blob: str, reader: Reader) -> Hashable:
+        key = (blob, reader.name)
+        if key not in digests and reader.digest is not None:
+            digests[key] = reader.digest(texts.get(blob, ""))
+        return digests.get(key)
+
+    def counts(ids: tuple[str, ...], reader: Reader) -> bool:
+        if reader.digest is None:
+            return any(passed(b, reader) for b in ids)
+        if len(ids) == 2:  # modified: when what is taken from it changed
+            return digest(ids[0], reader) != digest(ids[1], reader)
+        return bool(ids) and bool(digest(ids[0], reader))  # added or deleted
+
     return {sha: frozenset(path for path, ids, mine in items
-                           if any(passed(b, r) for r in mine for b in ids))
+                           if any(counts(ids, r) for r in mine))
             for sha, items in wanted.items()}
 
 

@@ -60,6 +60,9 @@ def dependencies(facts: list[dict[str, Any]], cites: Citations, callers: bool) -
     check = facts[0].get("check")
     if check is not None and not callers:  # "does checkout call payment?"
         return _checked(facts, cites, check)
+    clients = facts[0].get("clients")
+    if clients is not None and not callers:  # "where does X store its data?", no datastore
+        return _clients(facts, cites, clients)
     groups: dict[str, list[dict[str, Any]]] = {}
     for f in facts:
         groups.setdefault(str((f.get("subject") or {}).get("ceid")), []).append(f)
@@ -142,6 +145,25 @@ def _checked(facts: list[dict[str, Any]], cites: Citations, check: dict[str, Any
                 "pass between them (which of them publishes is not recorded).")
     return (f"No: no CALLS or DEPENDS_ON edge from {name(subject)} to {asked} "
             "is recorded. " + _directed(mine, cites, callers=False))
+
+
+def _clients(facts: list[dict[str, Any]], cites: Citations, clients: list[dict[str, str]]
+             ) -> str:
+    """No datastore among the subject's dependencies (each listed, as what was checked), and
+    the datastore clients its build declares, each at its line."""
+    subject = facts[0].get("subject") or {}
+    mine = [f for f in facts if f.get("target")
+            and (f.get("subject") or {}).get("ceid") == subject.get("ceid")]
+    checked = (" " + _directed(mine, cites, callers=False)) if mine else ""
+    text = (f"No datastore is recorded among the dependencies of {name(subject)} (checked its "
+            f"CALLS and DEPENDS_ON edges).{checked}")
+    if not clients:
+        return text
+    declared = "; ".join(c["product"] + cites.cite({
+        "evidence_ref": c["evidence_ref"], "type": "ATTRIBUTE", "from": subject.get("ceid"),
+        "to": c["product"]}) for c in clients)
+    return (f"{text} Its build declares clients for: {declared} (what it can store data in; "
+            "which instance it reaches is not recorded).")
 
 
 def no_edges(subject: dict[str, Any], callers: bool) -> str:

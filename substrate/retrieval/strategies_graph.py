@@ -65,8 +65,13 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
     for service in used if services[0].get("why") == "technology" else services[:1]:
         rows, cut = await direct.dependencies(ctx.reader, ctx.scope, service, query)
         result.truncated |= cut
+        clients: list[dict[str, str]] | None = None
         if direction == "out" and asks_where_stored(ctx.query):
-            rows = await _stores_first(ctx, rows)
+            stores = await _stores_first(ctx, rows)
+            if stores is None:  # no datastore among them: the clients its build declares
+                clients = await _data_clients(ctx, service)
+            else:
+                rows = stores
         check = await relation_check(ctx, service, services, rows) \
             if direction == "out" and asks_whether(ctx.query) else None
         if check is not None and not check["found"] and check["named"] and query.depth < 3:
@@ -90,9 +95,11 @@ async def _directed(ctx: SearchContext, name: str, direction: str,
                                  "suggested": waiting})
             if waiting:  # a reviewer's decision changes the answer: it is not cached
                 result.pending = "verification"
-        if check is not None:  # "does checkout call payment?": said first, yes or no
+        if check is not None or clients is not None:  # said first: yes or no ("does
+            # checkout call payment?"), or no datastore but these clients ("where does ...")
             first = next(i for i, f in enumerate(result.facts) if f["subject"] is service)
-            result.facts[first] = {**result.facts[first], "check": check}
+            said = {"check": check} if check is not None else {"clients": clients}
+            result.facts[first] = {**result.facts[first], **said}
     return result
 
 
@@ -119,12 +126,24 @@ async def _shared_brokers(ctx: SearchContext, named: list[dict[str, Any]], other
 
 
 async def _stores_first(ctx: SearchContext, rows: list[dict[str, Any]]
-                        ) -> list[dict[str, Any]]:
+                        ) -> list[dict[str, Any]] | None:
     """The rows whose target keeps data (an ``Infrastructure`` of a :data:`STORE_KINDS`
-    kind), or every row when none does."""
+    kind); None when none does."""
     props = await _infra_props(ctx, rows)
     stores = {c for c, p in props.items() if p.get("kind") in STORE_KINDS}
-    return [r for r in rows if r["target"]["ceid"] in stores] or rows
+    return [r for r in rows if r["target"]["ceid"] in stores] or None
+
+
+async def _data_clients(ctx: SearchContext, subject: dict[str, Any]) -> list[dict[str, str]]:
+    """The datastore clients the subject's build declares (``connectors.data_clients``),
+    each with the line declaring it: ``[{"product", "evidence_ref"}]``."""
+    found = await ctx.reader.rows("retrieval/entity_props", ctx.scope, ceids=[subject["ceid"]])
+    props = found[0]["props"] if found else {}
+    refs = {value: ref for kind, value, ref in (str(r).split("|", 2) for r in
+            props.get("attribute_refs") or [] if str(r).count("|") >= 2)
+            if kind == "data_clients"}
+    return [{"product": str(p), "evidence_ref": refs.get(str(p), "")}
+            for p in props.get("data_clients") or []]
 
 
 async def _infra_props(ctx: SearchContext, rows: list[dict[str, Any]]

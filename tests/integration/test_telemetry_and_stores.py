@@ -20,7 +20,7 @@ import pytest
 from gds_jobs.risks import rank_risks
 from gds_jobs.runtime import job_context, job_scope
 from substrate.settings import Settings
-from tests.support.repo_tenant import ask, cited, repo_tenant
+from tests.support.repo_tenant import ask, assert_cited, cited, repo_tenant
 
 pytestmark = pytest.mark.integration
 
@@ -72,10 +72,7 @@ def test_a_failure_does_not_travel_through_the_telemetry_collector(stack: Settin
     assert "reviews" not in answer and "through otel-collector" not in answer, answer
     assert {c["from"] for c in body["citations"]} == {
         "service:checkout", "service:otel-collector", "service:frontend"}
-    refs = cited(body)
-    assert any(r.startswith("docker-compose.yml#L10@") for r in refs), refs
-    assert any(r.startswith("docker-compose.yml#L20@") for r in refs), refs
-    assert any(r.startswith("docker-compose.yml#L5@") for r in refs), refs
+    assert_cited(body, "docker-compose.yml#L10", "docker-compose.yml#L20", "docker-compose.yml#L5")
 
 
 def test_where_a_service_stores_its_data_names_its_database(stack: Settings,

@@ -49,3 +49,10 @@ def cited(body: dict[str, Any]) -> list[str]:
     citations = body["citations"]
     assert isinstance(citations, list)
     return [str(c["evidence_ref"]) for c in citations]
+
+
+def assert_cited(body: dict[str, Any], *lines: str) -> None:
+    """Each of ``lines`` (``path#Lline``) is cited by the answer, at whatever commit."""
+    refs = cited(body)
+    for line in lines:
+        assert any(r.startswith(f"{line}@") for r in refs), (line, refs)

@@ -217,3 +217,22 @@ def test_a_no_between_a_producer_and_a_consumer_names_the_broker() -> None:
                     "recorded, but dispatch and payment both use rabbitmq[1][2], a message "
                     "broker through which messages may pass between them (which of them "
                     "publishes is not recorded).")
+
+
+def test_no_datastore_but_the_clients_its_build_declares() -> None:
+    """"Where does customers-service store its data?" (spring-petclinic): no datastore among
+    its dependencies (each listed as what was checked), and the clients its pom declares."""
+    svc = _svc("customers")
+    config = {"subject": svc, "target": _svc("config"), "depth": 1,
+              "hops": [_hop("customers", "config", "compose.yml#L4@abc")]}
+    clients = [{"product": "HSQLDB (embedded)", "evidence_ref": "customers/pom.xml#L14@abc"},
+               {"product": "MySQL", "evidence_ref": "customers/pom.xml#L10@abc"}]
+    text = c.dependencies([{**config, "clients": clients}], c.Citations(), False)
+    clean(text)
+    assert text.startswith("No datastore is recorded among the dependencies of customers "
+                           "(checked its CALLS and DEPENDS_ON edges). customers depends on: "
+                           "config (CALLS at config:80)[1].")
+    assert text.endswith("Its build declares clients for: HSQLDB (embedded)[2]; MySQL[3] "
+                         "(what it can store data in; which instance it reaches is not "
+                         "recorded).")
+

@@ -1,0 +1,165 @@
+"""The datastore and broker clients a service's build declares (``data_clients``).
+
+A service whose configuration names no datastore (a Spring service on an embedded HSQLDB by
+default, its MySQL URL in a config repository elsewhere) still says what it can store data in
+through the client libraries its build pulls in: ``mysql-connector-j`` in its ``pom.xml``,
+``pg`` in its ``package.json``, ``psycopg2`` in its ``requirements.txt``. Each one found is
+recorded on the service as ``data_clients`` ("MySQL", "HSQLDB (embedded)"), cited at the line
+that declares it (``attribute_refs``: ``data_clients|<product>|<ref>``). These are
+capabilities of the build, not edges: nothing says which instance the service reaches.
+
+Read from the build files of the service's own folder: Maven (``<artifactId>`` of its
+``<dependency>`` entries), Gradle (``implementation 'group:artifact'``), package.json
+(``dependencies``), requirements.txt, pyproject.toml and Pipfile, go.mod (``require``),
+Gemfile (``gem``) and composer.json (``require``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from substrate.connectors.aliases import NameIndex
+from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.languages import BUILD_VERSIONS
+
+EMBEDDED = " (embedded)"
+# (a dependency's name, as its ecosystem spells it -> the product it is a client of); the
+# names are matched whole (a Maven artifactId, an npm or PyPI package, a Go module path)
+LIBRARIES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rf"^(?:{names})$", re.I), product) for names, product in (
+        (r"mysql-connector-j|mysql-connector-java|mysql|mysql2|mysqlclient|pymysql|aiomysql"
+         r"|github\.com/go-sql-driver/mysql|mariadb-java-client|mariadb|ext-pdo_mysql"
+         r"|ext-mysqli", "MySQL"),
+        (r"postgresql|r2dbc-postgresql|pg|pg-promise|postgres|psycopg2|psycopg2-binary|psycopg"
+         r"|psycopg-binary|asyncpg|github\.com/lib/pq|github\.com/jackc/pgx(?:/v\d+)?"
+         r"|ext-pdo_pgsql|ext-pgsql|npgsql", "PostgreSQL"),
+        (r"spring-boot-starter-data-mongodb(?:-reactive)?|mongodb-driver(?:-sync|-reactivestreams)?"
+         r"|mongodb|mongoose|pymongo|motor|mongoengine|go\.mongodb\.org/mongo-driver(?:/v\d+)?"
+         r"|mongoid|mongo|mongodb/mongodb", "MongoDB"),
+        (r"spring-boot-starter-data-redis(?:-reactive)?|jedis|lettuce-core|redisson|redis"
+         r"|ioredis|github\.com/go-redis/redis(?:/v\d+)?|github\.com/redis/go-redis(?:/v\d+)?"
+         r"|predis/predis|redis-py", "Redis"),
+        (r"hsqldb", "HSQLDB" + EMBEDDED),
+        (r"h2", "H2" + EMBEDDED),
+        (r"sqlite-jdbc|sqlite3|better-sqlite3|aiosqlite|github\.com/mattn/go-sqlite3",
+         "SQLite" + EMBEDDED),
+        (r"spring-boot-starter-data-cassandra|cassandra-driver-core|java-driver-core"
+         r"|cassandra-driver|github\.com/gocql/gocql", "Cassandra"),
+        (r"spring-boot-starter-data-elasticsearch|elasticsearch|@elastic/elasticsearch"
+         r"|elasticsearch-java|github\.com/elastic/go-elasticsearch(?:/v\d+)?", "Elasticsearch"),
+        (r"opensearch-py|@opensearch-project/opensearch|opensearch-java", "OpenSearch"),
+        (r"dynamodb|@aws-sdk/client-dynamodb|aws-sdk-dynamodb", "DynamoDB"),
+        (r"spring-kafka|kafka-clients|kafkajs|confluent-kafka|kafka-python|aiokafka"
+         r"|github\.com/(?:ibm|shopify)/sarama|github\.com/segmentio/kafka-go", "Kafka"),
+        (r"spring-boot-starter-amqp|spring-rabbit|amqp-client|amqplib|pika|aio-pika"
+         r"|github\.com/streadway/amqp|github\.com/rabbitmq/amqp091-go|bunny"
+         r"|php-amqplib/php-amqplib", "RabbitMQ"),
+        (r"memcached|pymemcache|python-memcached|spymemcached|dalli", "Memcached"),
+    ))
+
+_POM_DEPENDENCY = re.compile(r"<dependency>(?:(?!</dependency>).)*?<artifactId>\s*([\w.-]+)"
+                             r"\s*</artifactId>", re.S)
+_GRADLE = re.compile(r"^\s*(?:implementation|api|compile|runtimeOnly|runtime|compileOnly)"
+                     r"""\s*\(?\s*['"][\w.-]+:([\w.-]+)""", re.M)
+_JSON_BLOCK = r'"{key}"\s*:\s*\{{([^}}]*)\}}'
+_JSON_KEY = re.compile(r'"([@\w./-]+)"\s*:')
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:[<>=!~;@ ]|$)", re.M)
+_PYPROJECT_DEP = re.compile(r"""^\s*['"]([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*[<>=!~;'"]""",
+                            re.M)
+_GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+/[\w./-]+)\s+v\d", re.M)
+_GEM = re.compile(r"""^\s*gem\s+['"]([\w.-]+)['"]""", re.M)
+
+
+def declared(name: str, text: str) -> list[tuple[str, int]]:
+    """(dependency name, line) of each dependency the build file ``name`` declares."""
+    found: list[tuple[str, int]] = []
+
+    def add(match: re.Match[str], group: int = 1) -> None:
+        found.append((match.group(group), text.count("\n", 0, match.start(group)) + 1))
+
+    if name == "pom.xml":
+        for m in _POM_DEPENDENCY.finditer(text):
+            add(m)
+    elif name in ("build.gradle", "build.gradle.kts"):
+        for m in _GRADLE.finditer(text):
+            add(m)
+    elif name in ("package.json", "composer.json"):
+        keys = ("dependencies",) if name == "package.json" else ("require",)
+        for key in keys:
+            block = re.search(_JSON_BLOCK.format(key=key), text)
+            if block is not None:
+                for m in _JSON_KEY.finditer(text, block.start(1), block.end(1)):
+                    add(m)
+    elif name == "requirements.txt":
+        for m in _REQUIREMENT.finditer(text):
+            add(m)
+    elif name in ("pyproject.toml", "Pipfile"):
+        for m in _PYPROJECT_DEP.finditer(text):
+            add(m)
+        for m in re.finditer(r"^\s*([A-Za-z0-9][\w.-]*)\s*=\s*(?:['\"{*])", text, re.M):
+            add(m)  # Poetry's and Pipfile's tables: name = "^1.2"
+    elif name == "go.mod":
+        for m in _GO_REQUIRE.finditer(text):
+            add(m)
+    elif name == "Gemfile":
+        for m in _GEM.finditer(text):
+            add(m)
+    return found
+
+
+BUILD_FILES = ("pom.xml", "build.gradle", "build.gradle.kts", "package.json", "composer.json",
+               "requirements.txt", "pyproject.toml", "Pipfile", "go.mod", "Gemfile")
+
+
+def product_of(dependency: str) -> str | None:
+    """The datastore or broker ``dependency`` is a client of, if it is one."""
+    return next((p for rx, p in LIBRARIES if rx.match(dependency)), None)
+
+
+def is_fact_build_file(path: str) -> bool:
+    """A build file whose text is read: its dependencies or its language version (for the
+    replay's path filter, with :func:`build_facts`)."""
+    return posixpath.basename(path) in (*BUILD_FILES, "Cargo.toml")
+
+
+def infer_data_clients(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
+    """Sets ``data_clients`` on each service of ``dirs`` (ceid -> its folder, "" for the
+    root) from the build files in its folder, each product cited at its first line."""
+    for cid, folder in sorted(dirs.items()):
+        if cid not in index or index.get(cid).label != "Service":
+            continue
+        entity = index.get(cid)
+        products: dict[str, str] = {}
+        for name in BUILD_FILES:
+            path = posixpath.join(folder.strip("/"), name) if folder.strip("/") else name
+            if not snap.exists(path):
+                continue
+            for dependency, line in declared(name, snap.read(path)):
+                product = product_of(dependency)
+                if product is not None and product not in products:
+                    products[product] = snap.ref(path, line)
+        if not products:
+            continue
+        entity.props["data_clients"] = sorted(products)
+        refs = [r for r in entity.props.get("attribute_refs") or []
+                if not str(r).startswith("data_clients|")]
+        entity.props["attribute_refs"] = sorted(
+            {*refs, *(f"data_clients|{p}|{ref}" for p, ref in products.items())})
+
+
+def build_facts(text: str) -> tuple[tuple[str, str, int], ...]:
+    """What the connectors take from a build file's text, with the lines: each datastore
+    client it declares (:func:`infer_data_clients`) and each language version it states
+    (``languages.build_version``), read as every build format (the text alone does not say
+    which). The replay's digest of build files: a change that keeps it (a version bump in
+    place) changes nothing in the graph."""
+    facts: list[tuple[str, str, int]] = []
+    for name in BUILD_FILES:
+        facts += [(name, dependency, line) for dependency, line in declared(name, text)
+                  if product_of(dependency) is not None]
+    for name, _, pattern, _ in BUILD_VERSIONS:
+        match = pattern.search(text)
+        if match is not None:
+            facts.append((name, match.group(1), text.count("\n", 0, match.start(1)) + 1))
+    return tuple(facts)

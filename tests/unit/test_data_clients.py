@@ -1,0 +1,61 @@
+"""Datastore clients declared by build files (connectors/data_clients.py): each ecosystem's
+way of naming a dependency, and which dependencies are clients of which product."""
+
+from __future__ import annotations
+
+import pytest
+
+from substrate.connectors.data_clients import build_facts, declared, product_of
+
+
+def test_maven_dependencies_by_artifact_id_with_their_lines() -> None:
+    pom = ("<project>\n  <artifactId>customers</artifactId>\n  <dependencies>\n"
+           "    <dependency>\n      <groupId>com.mysql</groupId>\n"
+           "      <artifactId>mysql-connector-j</artifactId>\n    </dependency>\n"
+           "  </dependencies>\n</project>\n")
+    # the project's own artifactId (line 2) is no dependency
+    assert declared("pom.xml", pom) == [("mysql-connector-j", 6)]
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("build.gradle", "dependencies {\n  implementation 'org.postgresql:postgresql:42.7.1'\n"
+     "  testImplementation 'junit:junit:4.13'\n}\n", [("postgresql", 2)]),
+    ("package.json", '{\n  "name": "cart",\n  "dependencies": {\n    "redis": "^4.0",\n'
+     '    "express": "^4.18"\n  },\n  "devDependencies": {"mongodb": "6"}\n}\n',
+     [("redis", 4), ("express", 5)]),
+    ("requirements.txt", "Flask==2.0\npsycopg2-binary>=2.9\n# pika\nredis[hiredis]\n",
+     [("Flask", 1), ("psycopg2-binary", 2), ("redis", 4)]),
+    ("go.mod", "module dispatch\n\ngo 1.17\n\nrequire (\n\tgithub.com/streadway/amqp v1.0.0\n"
+     ")\n", [("github.com/streadway/amqp", 6)]),
+    ("Gemfile", "source 'https://rubygems.org'\ngem 'rails'\ngem \"pg\", '~> 1.5'\n",
+     [("rails", 2), ("pg", 3)]),
+    ("composer.json", '{"require": {"php": ">=7.3", "predis/predis": "^2.0"}}',
+     [("php", 1), ("predis/predis", 1)]),
+])
+def test_each_ecosystem_s_dependencies(name: str, text: str,
+                                       expected: list[tuple[str, int]]) -> None:
+    assert declared(name, text) == expected
+
+
+@pytest.mark.parametrize(("dependency", "product"), [
+    ("mysql-connector-j", "MySQL"), ("hsqldb", "HSQLDB (embedded)"), ("pg", "PostgreSQL"),
+    ("psycopg2-binary", "PostgreSQL"), ("spring-boot-starter-data-mongodb", "MongoDB"),
+    ("ioredis", "Redis"), ("github.com/redis/go-redis/v9", "Redis"), ("pika", "RabbitMQ"),
+    ("spring-kafka", "Kafka"), ("express", None), ("spring-boot-starter-data-jpa", None),
+    ("redis-om-spring-extras", None)])
+def test_which_product_a_dependency_is_a_client_of(dependency: str, product: str | None) -> None:
+    assert product_of(dependency) == product
+
+
+def test_the_replay_reads_a_build_file_change_only_when_what_is_taken_changes() -> None:
+    """A version bump in place keeps the digest (the commit is skipped); a new client, a
+    client moved to another line, or a new language version changes it."""
+    before = '{\n  "dependencies": {\n    "pg": "^8.0",\n    "express": "^4"\n  }\n}\n'
+    bumped = before.replace("^8.0", "^8.11").replace("^4", "^5")
+    added = before.replace('"express"', '"ioredis": "^5",\n    "express"')
+    moved = before.replace('{\n  "dependencies"', '{\n  "name": "x",\n  "dependencies"')
+    assert build_facts(before) == build_facts(bumped) != ()
+    assert build_facts(added) != build_facts(before)
+    assert build_facts(moved) != build_facts(before)
+    assert build_facts('{"dependencies": {"express": "^4"}}') == ()
+    assert build_facts("module x\n\ngo 1.21\n") != build_facts("module x\n\ngo 1.22\n")

@@ -1,4 +1,5 @@
-"""The datastore and broker clients a service's build declares (``data_clients``).
+"""What a service's build declares: the datastore and broker clients (``data_clients``), and
+the registries it uses (Spring Cloud's service registry and configuration server).
 
 A service whose configuration names no datastore (a Spring service on an embedded HSQLDB by
 default, its MySQL URL in a config repository elsewhere) still says what it can store data in
@@ -12,16 +13,24 @@ Read from the build files of the service's own folder: Maven (``<artifactId>`` o
 ``<dependency>`` entries), Gradle (``implementation 'group:artifact'``), package.json
 (``dependencies``), requirements.txt, pyproject.toml and Pipfile, go.mod (``require``),
 Gemfile (``gem``) and composer.json (``require``).
+
+A Spring Cloud service whose build holds the Eureka client starter registers with the
+repository's Eureka server, and one holding the config client starter reads its configuration
+from the config server: :func:`registry_batch` records those as ``DEPENDS_ON`` edges where no
+other file names them (a Compose service commented out, a Kubernetes manifest without
+``depends_on``).
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from functools import lru_cache
 
 from substrate.connectors.aliases import NameIndex
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.languages import BUILD_VERSIONS
+from substrate.graph.records import EdgeRecord, GraphBatch
 
 EMBEDDED = " (embedded)"
 # (a dependency's name, as its ecosystem spells it -> the product it is a client of); the
@@ -112,6 +121,7 @@ BUILD_FILES = ("pom.xml", "build.gradle", "build.gradle.kts", "package.json", "c
                "requirements.txt", "pyproject.toml", "Pipfile", "go.mod", "Gemfile")
 
 
+@lru_cache(maxsize=8192)
 def product_of(dependency: str) -> str | None:
     """The datastore or broker ``dependency`` is a client of, if it is one."""
     return next((p for rx, p in LIBRARIES if rx.match(dependency)), None)
@@ -148,18 +158,69 @@ def infer_data_clients(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]
             {*refs, *(f"data_clients|{p}|{ref}" for p, ref in products.items())})
 
 
-def build_facts(text: str) -> tuple[tuple[str, str, int], ...]:
-    """What the connectors take from a build file's text, with the lines: each datastore
-    client it declares (:func:`infer_data_clients`) and each language version it states
-    (``languages.build_version``), read as every build format (the text alone does not say
-    which). The replay's digest of build files: a change that keeps it (a version bump in
-    place) changes nothing in the graph."""
-    facts: list[tuple[str, str, int]] = []
+# Spring Cloud's service registry and configuration server: the server's starter names the
+# service every client of it registers with (or reads its configuration from)
+REGISTRIES: tuple[tuple[str, str, str], ...] = (
+    # (server artifact, client artifact, what the clients use it for)
+    ("spring-cloud-starter-netflix-eureka-server", "spring-cloud-starter-netflix-eureka-client",
+     "service registry"),
+    ("spring-cloud-config-server", "spring-cloud-starter-config", "configuration server"),
+)
+_REGISTRY_ARTIFACTS = frozenset(a for server, client, _ in REGISTRIES for a in (server, client))
+
+
+def _declarations(snap: GitSnapshot, folder: str) -> list[tuple[str, str, int]]:
+    """(build file path, dependency, line) of every dependency the folder's builds declare."""
+    found = []
     for name in BUILD_FILES:
-        facts += [(name, dependency, line) for dependency, line in declared(name, text)
-                  if product_of(dependency) is not None]
-    for name, _, pattern, _ in BUILD_VERSIONS:
-        match = pattern.search(text)
+        path = posixpath.join(folder.strip("/"), name) if folder.strip("/") else name
+        if snap.exists(path):
+            found += [(path, d, line) for d, line in declared(name, snap.read(path))]
+    return found
+
+
+def registry_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str],
+                   known: frozenset[str]) -> GraphBatch:
+    """``DEPENDS_ON`` the one service whose build holds a registry's server starter (Spring
+    Cloud's Eureka server, its config server), from every service whose build holds that
+    registry's client starter, cited at the client's dependency line; none where the
+    repository holds no such server or more than one, and none already in ``known`` (edge
+    ids found by the other readers: Compose's ``depends_on``, an ``application.yml`` URL)."""
+    batch = GraphBatch()
+    services = {cid: folder for cid, folder in dirs.items()
+                if cid in index and index.get(cid).label == "Service"}
+    declares = {cid: [d for d in _declarations(snap, folder) if d[1] in _REGISTRY_ARTIFACTS]
+                for cid, folder in sorted(services.items())}
+    for server, client, used_for in REGISTRIES:
+        servers = [cid for cid, found in declares.items() if any(d[1] == server for d in found)]
+        if len(servers) != 1:
+            continue
+        for cid, found in declares.items():
+            line = next(((path, n) for path, d, n in found if d == client), None)
+            edge = EdgeRecord("DEPENDS_ON", cid, servers[0], snap.ref(*line) if line else "",
+                              source="git", props={"via": "build", "uses": used_for})
+            if line is not None and cid != servers[0] and edge.eid not in known:
+                batch.edges.append(edge)
+    return batch
+
+
+def build_facts(name: str, text: str) -> tuple[tuple[str, int, str], ...]:
+    """What the connectors take from the build file ``name``'s text: each datastore client and
+    registry starter it declares (:func:`infer_data_clients`, :func:`registry_batch`) and the
+    language version it states (``languages.build_version``), each with its line's number and
+    text (the evidence cites the commit that last changed that line). The replay's digest of
+    build files: a change that keeps it (another dependency's bump) changes nothing in the
+    graph."""
+    lines = text.splitlines()
+
+    def at(line: int) -> str:
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    facts = [(dependency, line, at(line)) for dependency, line in declared(name, text)
+             if product_of(dependency) is not None or dependency in _REGISTRY_ARTIFACTS]
+    for file, _, pattern, _ in BUILD_VERSIONS:
+        match = pattern.search(text) if file == name else None
         if match is not None:
-            facts.append((name, match.group(1), text.count("\n", 0, match.start(1)) + 1))
+            line = text.count("\n", 0, match.start(1)) + 1
+            facts.append((match.group(1), line, at(line)))
     return tuple(facts)

@@ -71,8 +71,8 @@ class Reader:
     content: Callable[[str, str], bool] | None = None
     # or: a change counts only when what the reader takes from the text (its digest: the
     # facts with their lines) differs before and after it (an added or deleted file: when
-    # its text gives any); given the text
-    digest: Callable[[str], Hashable] | None = None
+    # its text gives any); given the file's name and its text
+    digest: Callable[[str, str], Hashable] | None = None
 
     @property
     def checks_text(self) -> bool:
@@ -174,7 +174,7 @@ def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] 
     texts = read_blobs(Path(repo), blobs) if blobs else {}
     passes: dict[tuple[str, str], bool] = {}  # (blob, reader's name) -> its test's answer
 
-    digests: dict[tuple[str, str], Hashable] = {}  # (blob, reader's name) -> its digest
+    digests: dict[tuple[str, str, str], Hashable] = {}  # (blob, file name, reader) -> digest
 
     def passed(blob: str, reader: Reader) -> bool:
         key = (blob, reader.name)
@@ -183,21 +183,21 @@ def content_hits(repo: Path | str, rev: str = "HEAD", readers: Sequence[Reader] 
             passes[key] = content is not None and content(blob, texts.get(blob, ""))
         return passes[key]
 
-    def digest(blob: str, reader: Reader) -> Hashable:
-        key = (blob, reader.name)
+    def digest(blob: str, path: str, reader: Reader) -> Hashable:
+        key = (blob, posixpath.basename(path), reader.name)
         if key not in digests and reader.digest is not None:
-            digests[key] = reader.digest(texts.get(blob, ""))
+            digests[key] = reader.digest(key[1], texts.get(blob, ""))
         return digests.get(key)
 
-    def counts(ids: tuple[str, ...], reader: Reader) -> bool:
+    def counts(path: str, ids: tuple[str, ...], reader: Reader) -> bool:
         if reader.digest is None:
             return any(passed(b, reader) for b in ids)
         if len(ids) == 2:  # modified: when what is taken from it changed
-            return digest(ids[0], reader) != digest(ids[1], reader)
-        return bool(ids) and bool(digest(ids[0], reader))  # added or deleted
+            return digest(ids[0], path, reader) != digest(ids[1], path, reader)
+        return bool(ids) and bool(digest(ids[0], path, reader))  # added or deleted
 
     return {sha: frozenset(path for path, ids, mine in items
-                           if any(counts(ids, r) for r in mine))
+                           if any(counts(path, ids, r) for r in mine))
             for sha, items in wanted.items()}
 
 

@@ -6,7 +6,9 @@
 * "which Java version does customers use?": the ``<java.version>`` of the parent folder's
   pom.xml, which the module inherits (no version file, no numbered base image);
 * "does payment call dispatch?": no edge either way, but both use rabbitmq (payment
-  publishes orders, dispatch consumes them): no direct call, and the broker between them.
+  publishes orders, dispatch consumes them): no direct call, and the broker between them;
+* "what uses registry?": customers, whose build holds the Eureka client starter, registers
+  with the one service whose build holds the Eureka server's (no other file says so).
 
 Gold: the files this test writes (line numbers counted in them)."""
 
@@ -36,6 +38,17 @@ services:
     depends_on: [rabbitmq]
   rabbitmq:
     image: rabbitmq:3.8-management
+  registry:
+    build: ./registry
+"""
+REGISTRY_POM = """\
+<project>
+  <dependencies>
+    <dependency>
+      <artifactId>spring-cloud-starter-netflix-eureka-server</artifactId>
+    </dependency>
+  </dependencies>
+</project>
 """
 PARENT_POM = """\
 <project>
@@ -63,11 +76,15 @@ CUSTOMERS_POM = """\
       <groupId>org.hsqldb</groupId>
       <artifactId>hsqldb</artifactId>
     </dependency>
+    <dependency>
+      <groupId>org.springframework.cloud</groupId>
+      <artifactId>spring-cloud-starter-netflix-eureka-client</artifactId>
+    </dependency>
   </dependencies>
 </project>
 """
 FILES = {"docker-compose.yml": COMPOSE, "pom.xml": PARENT_POM,
-         "customers/pom.xml": CUSTOMERS_POM,
+         "customers/pom.xml": CUSTOMERS_POM, "registry/pom.xml": REGISTRY_POM,
          "payment/requirements.txt": "Flask==2.0\npika==1.3.2\n",
          "dispatch/go.mod": "module dispatch\n\ngo 1.17\n"}
 
@@ -109,3 +126,11 @@ def test_a_producer_and_a_consumer_of_one_broker_share_it(stack: Settings,
                              "rabbitmq"), answer
     # payment's depends_on (line 9) and dispatch's (line 12)
     assert_cited(body, "docker-compose.yml#L9", "docker-compose.yml#L12")
+
+
+def test_a_eureka_client_depends_on_the_eureka_server(stack: Settings, tenant: str) -> None:
+    body = ask(stack, tenant, "What uses registry?")
+    assert body["answer"].startswith("registry is called directly by: customers (DEPENDS_ON)"), \
+        body["answer"]
+    assert_cited(body, "customers/pom.xml#L18")  # its eureka-client dependency
+

@@ -48,14 +48,20 @@ def test_which_product_a_dependency_is_a_client_of(dependency: str, product: str
 
 
 def test_the_replay_reads_a_build_file_change_only_when_what_is_taken_changes() -> None:
-    """A version bump in place keeps the digest (the commit is skipped); a new client, a
-    client moved to another line, or a new language version changes it."""
+    """Another dependency's bump keeps the digest (the commit is skipped); a new client, a
+    client moved to another line, its own line changed (the evidence cites the commit that
+    last changed it: a bump of "pg" in place) or a new language version changes it."""
     before = '{\n  "dependencies": {\n    "pg": "^8.0",\n    "express": "^4"\n  }\n}\n'
-    bumped = before.replace("^8.0", "^8.11").replace("^4", "^5")
+    other = before.replace("^4", "^5")
+    bumped = before.replace("^8.0", "^8.11")
     added = before.replace('"express"', '"ioredis": "^5",\n    "express"')
     moved = before.replace('{\n  "dependencies"', '{\n  "name": "x",\n  "dependencies"')
-    assert build_facts(before) == build_facts(bumped) != ()
-    assert build_facts(added) != build_facts(before)
-    assert build_facts(moved) != build_facts(before)
-    assert build_facts('{"dependencies": {"express": "^4"}}') == ()
-    assert build_facts("module x\n\ngo 1.21\n") != build_facts("module x\n\ngo 1.22\n")
+    def facts(text: str, name: str = "package.json") -> tuple[tuple[str, int], ...]:
+        return build_facts(name, text)
+
+    assert facts(before) == facts(other) != ()
+    assert facts(bumped) != facts(before)
+    assert facts(added) != facts(before)
+    assert facts(moved) != facts(before)
+    assert facts('{"dependencies": {"express": "^4"}}') == ()
+    assert facts("module x\n\ngo 1.21\n", "go.mod") != facts("module x\n\ngo 1.22\n", "go.mod")

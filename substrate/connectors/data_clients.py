@@ -27,7 +27,7 @@ import posixpath
 import re
 from functools import lru_cache
 
-from substrate.connectors.aliases import NameIndex
+from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.languages import BUILD_VERSIONS
 from substrate.graph.records import EdgeRecord, GraphBatch
@@ -65,6 +65,26 @@ LIBRARIES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"|github\.com/streadway/amqp|github\.com/rabbitmq/amqp091-go|bunny"
          r"|php-amqplib/php-amqplib", "RabbitMQ"),
         (r"memcached|pymemcache|python-memcached|spymemcached|dalli", "Memcached"),
+    ))
+
+# the application frameworks a dependency is, by the same whole-name match: what a service is
+# built with ("what framework does payment use?", beside its language)
+FRAMEWORKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rf"^(?:{names})$", re.I), framework) for names, framework in (
+        (r"flask", "Flask"), (r"django", "Django"), (r"fastapi", "FastAPI"),
+        (r"starlette", "Starlette"), (r"aiohttp", "aiohttp"), (r"tornado", "Tornado"),
+        (r"express", "Express"), (r"@nestjs/core", "NestJS"), (r"next", "Next.js"),
+        (r"koa", "Koa"), (r"fastify", "Fastify"), (r"@hapi/hapi|hapi", "hapi"),
+        (r"spring-boot-starter-web|spring-boot-starter-webflux", "Spring Boot"),
+        (r"spring-cloud-starter-gateway(?:-mvc)?", "Spring Cloud Gateway"),
+        (r"quarkus-resteasy(?:-reactive)?|quarkus-rest|quarkus-core", "Quarkus"),
+        (r"micronaut-http-server-netty", "Micronaut"),
+        (r"rails", "Ruby on Rails"), (r"sinatra", "Sinatra"),
+        (r"laravel/framework", "Laravel"), (r"symfony/framework-bundle", "Symfony"),
+        (r"slim/slim", "Slim"),
+        (r"github\.com/gin-gonic/gin", "Gin"), (r"github\.com/labstack/echo(?:/v\d+)?", "Echo"),
+        (r"github\.com/gofiber/fiber(?:/v\d+)?", "Fiber"),
+        (r"github\.com/gorilla/mux", "gorilla/mux"), (r"github\.com/go-chi/chi(?:/v\d+)?", "chi"),
     ))
 
 _POM_DEPENDENCY = re.compile(r"<dependency>(?:(?!</dependency>).)*?<artifactId>\s*([\w.-]+)"
@@ -122,6 +142,12 @@ BUILD_FILES = ("pom.xml", "build.gradle", "build.gradle.kts", "package.json", "c
 
 
 @lru_cache(maxsize=8192)
+def framework_of(dependency: str) -> str | None:
+    """The application framework ``dependency`` is, if it is one."""
+    return next((f for rx, f in FRAMEWORKS if rx.match(dependency)), None)
+
+
+@lru_cache(maxsize=8192)
 def product_of(dependency: str) -> str | None:
     """The datastore or broker ``dependency`` is a client of, if it is one."""
     return next((p for rx, p in LIBRARIES if rx.match(dependency)), None)
@@ -134,28 +160,31 @@ def is_fact_build_file(path: str) -> bool:
 
 
 def infer_data_clients(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
-    """Sets ``data_clients`` on each service of ``dirs`` (ceid -> its folder, "" for the
-    root) from the build files in its folder, each product cited at its first line."""
+    """Sets ``data_clients`` and ``frameworks`` on each service of ``dirs`` (ceid -> its
+    folder, "" for the root) from the build files in its folder, each cited at its first
+    line."""
     for cid, folder in sorted(dirs.items()):
         if cid not in index or index.get(cid).label != "Service":
             continue
-        entity = index.get(cid)
-        products: dict[str, str] = {}
-        for name in BUILD_FILES:
-            path = posixpath.join(folder.strip("/"), name) if folder.strip("/") else name
-            if not snap.exists(path):
-                continue
-            for dependency, line in declared(name, snap.read(path)):
-                product = product_of(dependency)
-                if product is not None and product not in products:
-                    products[product] = snap.ref(path, line)
-        if not products:
-            continue
-        entity.props["data_clients"] = sorted(products)
-        refs = [r for r in entity.props.get("attribute_refs") or []
-                if not str(r).startswith("data_clients|")]
-        entity.props["attribute_refs"] = sorted(
-            {*refs, *(f"data_clients|{p}|{ref}" for p, ref in products.items())})
+        found: dict[str, dict[str, str]] = {"data_clients": {}, "frameworks": {}}
+        for path, dependency, line in _declarations(snap, folder):
+            for key, what in (("data_clients", product_of(dependency)),
+                              ("frameworks", framework_of(dependency))):
+                if what is not None and what not in found[key]:
+                    found[key][what] = snap.ref(path, line)
+        for key, values in found.items():
+            if values:
+                _state_all(index.get(cid), key, values)
+
+
+def _state_all(entity: Entity, key: str, values: dict[str, str]) -> None:
+    """``entity``'s ``key`` is the list of ``values`` (value -> the ref stating it), each
+    cited in ``attribute_refs`` (``key|value|ref``)."""
+    entity.props[key] = sorted(values)
+    refs = [r for r in entity.props.get("attribute_refs") or []
+            if not str(r).startswith(f"{key}|")]
+    entity.props["attribute_refs"] = sorted(
+        {*refs, *(f"{key}|{value}|{ref}" for value, ref in values.items())})
 
 
 # Spring Cloud's service registry and configuration server: the server's starter names the
@@ -217,7 +246,8 @@ def build_facts(name: str, text: str) -> tuple[tuple[str, int, str], ...]:
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     facts = [(dependency, line, at(line)) for dependency, line in declared(name, text)
-             if product_of(dependency) is not None or dependency in _REGISTRY_ARTIFACTS]
+             if product_of(dependency) is not None or framework_of(dependency) is not None
+             or dependency in _REGISTRY_ARTIFACTS]
     for file, _, pattern, _ in BUILD_VERSIONS:
         match = pattern.search(text) if file == name else None
         if match is not None:

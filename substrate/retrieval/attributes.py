@@ -48,6 +48,9 @@ _WANT = {
     "description": re.compile(r"\bwhat\s+(?:does|do)\s+.+?\s+do\b", re.I),
     "language": re.compile(r"\b(?:programming\s+)?languages?\b|\b(?:written|implemented"
                            r"|coded)\s+in\b", re.I),
+    # the application frameworks its build declares (connectors.data_clients)
+    "framework": re.compile(r"\bframeworks?\b|\bbuilt\s+(?:with|on)\b|\bweb\s+server\b",
+                            re.I),
     # the runtime's version (languages.infer_versions): "which Python version does tock use?"
     "language_version": re.compile(LANGUAGE_VERSION, re.I),
     # how it is deployed: the files that deploy it ("how is cart deployed?")
@@ -93,6 +96,8 @@ def wanted(question: str) -> set[str]:
     found = {k for k, rx in _WANT.items() if rx.search(question)}
     if "language_version" in found and not _IMAGE_WORDS.search(question):
         found.discard("image")  # "which Go version does X use?": the runtime's, not a tag
+    if "language" in found:
+        found.add("framework")  # "what language does payment use?": Python, with Flask
     return found or {"address"}
 
 
@@ -173,6 +178,9 @@ def node_values(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str,
         if props.get(attr):
             value = str(props[attr])
             out.append({"attr": attr, "value": value, "refs": [lines.get((attr, value), "")]})
+    for framework in props.get("frameworks") or []:  # its build's dependencies
+        out.append({"attr": "framework", "value": str(framework),
+                    "refs": [lines.get(("frameworks", str(framework)), "")]})
     out += _deployments(props)
     out += _kind(props, lines)
     for pair in props.get("env") or []:

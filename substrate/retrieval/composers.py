@@ -586,6 +586,8 @@ def _stated(c: dict[str, Any], subject: str, cites: Citations) -> str:
         return f"written in {c['value']}{refs}"
     if c["attr"] == "language_version":
         return f"runs {c['value']}{refs}"
+    if c["attr"] == "framework":
+        return f"built with {c['value']}{refs}"
     if c["attr"] == "deployment":
         return f"deployed by {c['value']}{refs}"
     if c["attr"] == "kind":  # "a database (aurora-postgresql 15.10)"

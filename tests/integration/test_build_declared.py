@@ -8,7 +8,8 @@
 * "does payment call dispatch?": no edge either way, but both use rabbitmq (payment
   publishes orders, dispatch consumes them): no direct call, and the broker between them;
 * "what uses registry?": customers, whose build holds the Eureka client starter, registers
-  with the one service whose build holds the Eureka server's (no other file says so).
+  with the one service whose build holds the Eureka server's (no other file says so);
+* "which framework does payment use?": Flask, from its requirements.txt.
 
 Gold: the files this test writes (line numbers counted in them)."""
 
@@ -133,4 +134,11 @@ def test_a_eureka_client_depends_on_the_eureka_server(stack: Settings, tenant: s
     assert body["answer"].startswith("registry is called directly by: customers (DEPENDS_ON)"), \
         body["answer"]
     assert_cited(body, "customers/pom.xml#L18")  # its eureka-client dependency
+
+
+def test_the_framework_a_service_s_build_declares(stack: Settings, tenant: str) -> None:
+    body = ask(stack, tenant, "Which framework does payment use?")
+    assert body["route"]["intent"] == "attributes"
+    assert "built with Flask" in body["answer"], body["answer"]
+    assert_cited(body, "payment/requirements.txt#L1")
 

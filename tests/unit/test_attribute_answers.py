@@ -109,8 +109,10 @@ def test_what_a_service_does_and_its_language_come_from_the_readme() -> None:
     """"What does X do?" and "what language is X written in?" are answered from the
     description and language a README gives (readme_tables), cited at their line."""
     assert wanted("What does recommendationservice do?") == {"description"}
-    assert wanted("What language is cartservice written in?") == {"language"}
-    assert wanted("Which programming language does checkout use?") == {"language"}
+    # a language question also takes the frameworks its build declares
+    assert wanted("What language is cartservice written in?") == {"language", "framework"}
+    assert wanted("Which programming language does checkout use?") == {"language", "framework"}
+    assert wanted("Which web framework does payment use?") == {"framework"}
     props = {"description": "Recommends other products.", "language": "Python",
              "image": "example/reco:1", "attribute_refs": [
                  "description|Recommends other products.|README.md#L155@abc1234",
@@ -350,3 +352,19 @@ def test_a_template_is_a_charts_only_when_the_chart_rendered_it() -> None:
         ["the Helm chart . (templates/app.yaml)"]
     assert [v["value"] for v in node_values(CHECKOUT, {"manifests": ["templates/app.yaml"]})] \
         == ["Kubernetes (templates/app.yaml)"]
+
+
+def test_a_language_with_the_framework_its_build_declares() -> None:
+    """"What language does payment use?" (robot-shop): Python, and Flask from its
+    requirements.txt, each at its line; "which framework?" the framework alone."""
+    payment = {"ceid": "service:payment", "name": "payment", "label": "Service"}
+    props = {"language": "Python", "frameworks": ["Flask"],
+             "attribute_refs": ["language|Python|payment/Dockerfile#L1@abc",
+                                "frameworks|Flask|payment/requirements.txt#L2@abc"]}
+    got = rank("What language does payment use?", [payment], [], {"service:payment": props})
+    assert [(c["value"], c["refs"]) for c in got] == [
+        ("Python", ["payment/Dockerfile#L1@abc"]), ("Flask", ["payment/requirements.txt#L2@abc"])]
+    got = rank("Which framework does payment use?", [payment], [], {"service:payment": props})
+    assert [c["value"] for c in got] == ["Flask"]
+    assert c._stated(got[0], "service:payment", c.Citations()) == "built with Flask[1]"
+

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from substrate.connectors.data_clients import build_facts, declared, product_of
+from substrate.connectors.data_clients import build_facts, declared, framework_of, product_of
 
 
 def test_maven_dependencies_by_artifact_id_with_their_lines() -> None:
@@ -51,10 +51,10 @@ def test_the_replay_reads_a_build_file_change_only_when_what_is_taken_changes() 
     """Another dependency's bump keeps the digest (the commit is skipped); a new client, a
     client moved to another line, its own line changed (the evidence cites the commit that
     last changed it: a bump of "pg" in place) or a new language version changes it."""
-    before = '{\n  "dependencies": {\n    "pg": "^8.0",\n    "express": "^4"\n  }\n}\n'
+    before = '{\n  "dependencies": {\n    "pg": "^8.0",\n    "lodash": "^4"\n  }\n}\n'
     other = before.replace("^4", "^5")
     bumped = before.replace("^8.0", "^8.11")
-    added = before.replace('"express"', '"ioredis": "^5",\n    "express"')
+    added = before.replace('"lodash"', '"ioredis": "^5",\n    "lodash"')
     moved = before.replace('{\n  "dependencies"', '{\n  "name": "x",\n  "dependencies"')
     def facts(text: str, name: str = "package.json") -> tuple[tuple[str, int], ...]:
         return build_facts(name, text)
@@ -63,5 +63,15 @@ def test_the_replay_reads_a_build_file_change_only_when_what_is_taken_changes() 
     assert facts(bumped) != facts(before)
     assert facts(added) != facts(before)
     assert facts(moved) != facts(before)
-    assert facts('{"dependencies": {"express": "^4"}}') == ()
+    assert facts('{"dependencies": {"lodash": "^4"}}') == ()
     assert facts("module x\n\ngo 1.21\n", "go.mod") != facts("module x\n\ngo 1.22\n", "go.mod")
+
+
+@pytest.mark.parametrize(("dependency", "framework"), [
+    ("flask", "Flask"), ("Django", "Django"), ("@nestjs/core", "NestJS"), ("express", "Express"),
+    ("spring-boot-starter-web", "Spring Boot"), ("github.com/gin-gonic/gin", "Gin"),
+    ("rails", "Ruby on Rails"), ("symfony/framework-bundle", "Symfony"),
+    ("flask-cors", None), ("express-session", None), ("pg", None)])
+def test_which_framework_a_dependency_is(dependency: str, framework: str | None) -> None:
+    assert framework_of(dependency) == framework
+

@@ -162,9 +162,11 @@ def node_values(entity: dict[str, Any], props: dict[str, Any]) -> list[dict[str,
         value, _, ref = rest.rpartition("|")
         lines[(kind, value)] = ref
     out: list[dict[str, Any]] = []
-    if props.get("image"):
-        out.append({"attr": "image", "value": str(props["image"]),
-                    "refs": [lines.get(("image", str(props["image"])), "")]})
+    images = [str(props["image"])] if props.get("image") else []
+    # every other image a file deploys it with (Compose's tag, the Helm chart's "latest")
+    images += sorted({v for k, v in lines if k == "image" and v and v not in images})
+    for image in images:
+        out.append({"attr": "image", "value": image, "refs": [lines.get(("image", image), "")]})
     for port in props.get("ports") or []:
         out.append({"attr": "port", "value": str(port), "refs": [lines.get(("port", port), "")],
                     "own": True})

@@ -43,8 +43,8 @@ def test_a_runtime_version_before_the_image_and_the_tag_when_none_is_recorded() 
     it runs; with no version recorded, the image (its tag may say it)."""
     dispatch = {"ceid": "service:dispatch", "name": "dispatch", "label": "Service"}
     props = {"image": "robotshop/rs-dispatch:2.1.0", "language_version": "Go 1.17",
-             "attribute_refs": ["image|docker-compose.yaml#L135@abc",
-                                "language_version|dispatch/Dockerfile#L1@abc"]}
+             "attribute_refs": ["image|robotshop/rs-dispatch:2.1.0|docker-compose.yaml#L135@abc",
+                                "language_version|Go 1.17|dispatch/Dockerfile#L1@abc"]}
     got = rank("Which Go version does dispatch use?", [dispatch], [],
                {"service:dispatch": props})
     assert [c["value"] for c in got] == ["Go 1.17"]
@@ -367,4 +367,17 @@ def test_a_language_with_the_framework_its_build_declares() -> None:
     got = rank("Which framework does payment use?", [payment], [], {"service:payment": props})
     assert [c["value"] for c in got] == ["Flask"]
     assert c._stated(got[0], "service:payment", c.Citations()) == "built with Flask[1]"
+
+
+def test_every_image_a_file_deploys_it_with() -> None:
+    """"What image does web run?" (robot-shop): Compose's tag first (the node's image), then
+    the Helm chart's, each at its line."""
+    web = {"ceid": "service:web", "name": "web", "label": "Service"}
+    props = {"image": "robotshop/rs-web:2.1.0",
+             "attribute_refs": ["image|robotshop/rs-web:2.1.0|docker-compose.yaml#L148@abc",
+                                "image|robotshop/rs-web:latest|K8s/helm/web.yaml#L22@abc"]}
+    got = rank("What image does web run?", [web], [], {"service:web": props})
+    assert [(c["value"], c["refs"]) for c in got] == [
+        ("robotshop/rs-web:2.1.0", ["docker-compose.yaml#L148@abc"]),
+        ("robotshop/rs-web:latest", ["K8s/helm/web.yaml#L22@abc"])]
 

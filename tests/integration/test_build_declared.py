@@ -87,6 +87,7 @@ CUSTOMERS_POM = """\
 FILES = {"docker-compose.yml": COMPOSE, "pom.xml": PARENT_POM,
          "customers/pom.xml": CUSTOMERS_POM, "registry/pom.xml": REGISTRY_POM,
          "payment/requirements.txt": "Flask==2.0\npika==1.3.2\n",
+         "payment/Dockerfile": "FROM python:3.9\nCOPY . /app\n",
          "dispatch/go.mod": "module dispatch\n\ngo 1.17\n"}
 
 

@@ -98,11 +98,16 @@ def test_build_files_count_by_presence_in_history() -> None:
     assert is_layout_path("src/a/Dockerfile.prod") and is_layout_path("x/App.csproj")
     assert not is_layout_path("src/a/main.go")
     assert is_relevant(("A", "src/a/pom.xml")) and is_relevant(("D", "src/a/Dockerfile"))
-    assert not is_relevant(("M", "src/a/pom.xml"))  # a dependency bump changes no link
+    # a dependency bump changes no link; what the build states (its clients, its version)
+    # counts only where its digest changed (``hits``: none here), and unchecked, it counts
+    assert not is_relevant(("M", "src/a/pom.xml"), hits=frozenset())
+    assert is_relevant(("M", "src/a/pom.xml"), hits=frozenset({"src/a/pom.xml"}))
+    assert is_relevant(("M", "src/a/pom.xml"))
     assert is_relevant(("M", "src/a/README.md")) and is_relevant(("M", "OWNERS"))
     changes: dict[str, tuple[tuple[str, str], ...]] = {
         "c1": (("M", "src/a/package.json"),), "c2": (("A", "src/b/go.mod"),)}
-    assert commits_to_parse(["c0", "c1", "c2"], changes, ["c0", "c1", "c2"]) == {"c0", "c2"}
+    assert commits_to_parse(["c0", "c1", "c2"], changes, ["c0", "c1", "c2"],
+                            hits={"c1": frozenset(), "c2": frozenset()}) == {"c0", "c2"}
 
 
 def test_history_path_filter_watches_the_new_conventions() -> None:

@@ -289,6 +289,13 @@ def test_a_runtime_version_question_asks_for_an_attribute(question: str) -> None
     assert classify(question).intent is Intent.ATTRIBUTES
 
 
+@pytest.mark.parametrize("question", [
+    "Which framework does payment use?", "What web framework is checkout built with?",
+    "Which frameworks do cart and orders use?"])
+def test_a_framework_question_asks_for_an_attribute(question: str) -> None:
+    assert classify(question).intent is Intent.ATTRIBUTES
+
+
 @pytest.mark.parametrize(("question", "whether"), [
     ("Does checkout call payment?", True), ("Does cart use a cache?", True),
     ("Is the orders service using Kafka?", True), ("Does the ledger depend on postgres?", True),

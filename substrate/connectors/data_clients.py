@@ -1,5 +1,6 @@
-"""What a service's build declares: the datastore and broker clients (``data_clients``), and
-the registries it uses (Spring Cloud's service registry and configuration server).
+"""What a service's build declares: the datastore and broker clients (``data_clients``), the
+application frameworks (``frameworks``), and the registries it uses (Spring Cloud's service
+registry and configuration server).
 
 A service whose configuration names no datastore (a Spring service on an embedded HSQLDB by
 default, its MySQL URL in a config repository elsewhere) still says what it can store data in

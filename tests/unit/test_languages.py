@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,19 @@ def test_a_build_file_is_cited_at_its_first_line_with_text(tmp_path: Path) -> No
                for r in order.props["attribute_refs"])
 
 
+def _versions(repo: Path) -> Callable[[str], tuple[str | None, list[str]]]:
+    """A service's ``language_version`` and the refs stating it, in the repository's batch."""
+    nodes = {n.ceid: n.props for n in batch_at(repo).nodes}
+
+    def version(ceid: str) -> tuple[str | None, list[str]]:
+        props = nodes[ceid]
+        return props.get("language_version"), [
+            r.rsplit("|", 1)[1] for r in props.get("attribute_refs") or []
+            if r.startswith("language_version|")]
+
+    return version
+
+
 def test_runtime_versions_from_version_files_and_base_image_tags(tmp_path: Path) -> None:
     """A version file in the service's folder first (``.nvmrc``, ``.tool-versions`` naming
     its tool), else its Dockerfile's ``FROM`` tag; a service built from the root (Compose's
@@ -154,13 +168,7 @@ def test_runtime_versions_from_version_files_and_base_image_tags(tmp_path: Path)
         "api/go.mod": "module api\n", "api/.tool-versions": "nodejs 20.1.0\ngolang 1.22.3\n",
         "edge/go.mod": "module edge\n", "edge/Dockerfile": "FROM golang:latest\n",
     }, "init", "2026-01-05T09:00:00Z")[:7]
-    nodes = {n.ceid: n.props for n in batch_at(repo).nodes}
-
-    def version(ceid: str) -> tuple[str | None, list[str]]:
-        props = nodes[ceid]
-        return props.get("language_version"), [
-            r.rsplit("|", 1)[1] for r in props.get("attribute_refs") or []
-            if r.startswith("language_version|")]
+    version = _versions(repo)
 
     assert version("service:app") == ("Python 3.10", [f"Dockerfile#L2@{short}"])
     assert version("service:web") == ("Node.js 20.11.1", [f"web/.nvmrc#L1@{short}"])
@@ -194,13 +202,7 @@ def test_runtime_versions_from_build_files(tmp_path: Path) -> None:
         "worker/pyproject.toml": '[project]\nrequires-python = ">=3.9"\n',
         "worker/.python-version": "3.12.1\n",
     }, "init", "2026-01-05T09:00:00Z")[:7]
-    nodes = {n.ceid: n.props for n in batch_at(repo).nodes}
-
-    def version(ceid: str) -> tuple[str | None, list[str]]:
-        props = nodes[ceid]
-        return props.get("language_version"), [
-            r.rsplit("|", 1)[1] for r in props.get("attribute_refs") or []
-            if r.startswith("language_version|")]
+    version = _versions(repo)
 
     assert version("service:customers") == ("Java 17", [f"pom.xml#L3@{short}"])
     assert version("service:dispatch") == ("Go 1.14", [f"dispatch/go.mod#L3@{short}"])

@@ -88,6 +88,17 @@ FRAMEWORKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"github\.com/gorilla/mux", "gorilla/mux"), (r"github\.com/go-chi/chi(?:/v\d+)?", "chi"),
     ))
 
+# Spring Cloud's service registry and configuration server: the server's starter names the
+# service every client of it registers with (or reads its configuration from)
+REGISTRIES: tuple[tuple[str, str, str], ...] = (
+    # (server artifact, client artifact, what the clients use it for)
+    ("spring-cloud-starter-netflix-eureka-server", "spring-cloud-starter-netflix-eureka-client",
+     "service registry"),
+    ("spring-cloud-config-server", "spring-cloud-starter-config", "configuration server"),
+)
+_REGISTRY_ARTIFACTS = frozenset(a for server, client, _ in REGISTRIES for a in (server, client))
+
+
 _POM_DEPENDENCY = re.compile(r"<dependency>(?:(?!</dependency>).)*?<artifactId>\s*([\w.-]+)"
                              r"\s*</artifactId>", re.S)
 _GRADLE = re.compile(r"^\s*(?:implementation|api|compile|runtimeOnly|runtime|compileOnly)"
@@ -160,15 +171,24 @@ def is_fact_build_file(path: str) -> bool:
     return posixpath.basename(path) in (*BUILD_FILES, "Cargo.toml")
 
 
-def infer_data_clients(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
-    """Sets ``data_clients`` and ``frameworks`` on each service of ``dirs`` (ceid -> its
-    folder, "" for the root) from the build files in its folder, each cited at its first
-    line."""
-    for cid, folder in sorted(dirs.items()):
-        if cid not in index or index.get(cid).label != "Service":
-            continue
+Declarations = dict[str, list[tuple[str, str, int]]]
+
+
+def service_declarations(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]
+                         ) -> Declarations:
+    """Per service of ``dirs`` (ceid -> its folder, "" for the root): (build file path,
+    dependency, line) of every dependency its folder's build files declare. Read once, for
+    :func:`infer_data_clients` and :func:`registry_batch`."""
+    return {cid: _declarations(snap, folder) for cid, folder in sorted(dirs.items())
+            if cid in index and index.get(cid).label == "Service"}
+
+
+def infer_data_clients(snap: GitSnapshot, index: NameIndex, declarations: Declarations) -> None:
+    """Sets ``data_clients`` and ``frameworks`` on each service of ``declarations`` (see
+    :func:`service_declarations`), each cited at its first line."""
+    for cid, declared_here in declarations.items():
         found: dict[str, dict[str, str]] = {"data_clients": {}, "frameworks": {}}
-        for path, dependency, line in _declarations(snap, folder):
+        for path, dependency, line in declared_here:
             for key, what in (("data_clients", product_of(dependency)),
                               ("frameworks", framework_of(dependency))):
                 if what is not None and what not in found[key]:
@@ -188,17 +208,6 @@ def _state_all(entity: Entity, key: str, values: dict[str, str]) -> None:
         {*refs, *(f"{key}|{value}|{ref}" for value, ref in values.items())})
 
 
-# Spring Cloud's service registry and configuration server: the server's starter names the
-# service every client of it registers with (or reads its configuration from)
-REGISTRIES: tuple[tuple[str, str, str], ...] = (
-    # (server artifact, client artifact, what the clients use it for)
-    ("spring-cloud-starter-netflix-eureka-server", "spring-cloud-starter-netflix-eureka-client",
-     "service registry"),
-    ("spring-cloud-config-server", "spring-cloud-starter-config", "configuration server"),
-)
-_REGISTRY_ARTIFACTS = frozenset(a for server, client, _ in REGISTRIES for a in (server, client))
-
-
 def _declarations(snap: GitSnapshot, folder: str) -> list[tuple[str, str, int]]:
     """(build file path, dependency, line) of every dependency the folder's builds declare."""
     found = []
@@ -209,18 +218,17 @@ def _declarations(snap: GitSnapshot, folder: str) -> list[tuple[str, str, int]]:
     return found
 
 
-def registry_batch(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str],
+def registry_batch(snap: GitSnapshot, declarations: Declarations,
                    known: frozenset[str]) -> GraphBatch:
     """``DEPENDS_ON`` the one service whose build holds a registry's server starter (Spring
     Cloud's Eureka server, its config server), from every service whose build holds that
     registry's client starter, cited at the client's dependency line; none where the
     repository holds no such server or more than one, and none already in ``known`` (edge
-    ids found by the other readers: Compose's ``depends_on``, an ``application.yml`` URL)."""
+    ids found by the other readers: Compose's ``depends_on``, an ``application.yml`` URL).
+    ``declarations``: see :func:`service_declarations`."""
     batch = GraphBatch()
-    services = {cid: folder for cid, folder in dirs.items()
-                if cid in index and index.get(cid).label == "Service"}
-    declares = {cid: [d for d in _declarations(snap, folder) if d[1] in _REGISTRY_ARTIFACTS]
-                for cid, folder in sorted(services.items())}
+    declares = {cid: [d for d in found if d[1] in _REGISTRY_ARTIFACTS]
+                for cid, found in declarations.items()}
     for server, client, used_for in REGISTRIES:
         servers = [cid for cid, found in declares.items() if any(d[1] == server for d in found)]
         if len(servers) != 1:

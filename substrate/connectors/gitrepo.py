@@ -39,7 +39,11 @@ from substrate.connectors.aspire import add_aspire
 from substrate.connectors.backstage import catalog_batch
 from substrate.connectors.cloudfoundry import add_cloudfoundry
 from substrate.connectors.codeowners import codeowners_batch
-from substrate.connectors.data_clients import infer_data_clients, registry_batch
+from substrate.connectors.data_clients import (
+    infer_data_clients,
+    registry_batch,
+    service_declarations,
+)
 from substrate.connectors.designdocs import (
     describe_modules,
     describe_repository,
@@ -305,9 +309,10 @@ def batch_at(
     built = {**dirs, **root_built(index, dirs)}  # a service built from the root: the root's
     infer_languages(snap, index, built)  # what no README states: build files, Dockerfiles
     infer_versions(snap, index, built)  # the runtime's version: version files, FROM tags
-    infer_data_clients(snap, index, built)  # datastore clients its build declares
+    declarations = service_declarations(snap, index, built)  # each build file read once
+    infer_data_clients(snap, index, declarations)  # datastore clients its build declares
     batch.extend(app_config_batch(snap, index, dirs))
-    batch.extend(registry_batch(snap, index, built, frozenset(e.eid for e in batch.edges)))
+    batch.extend(registry_batch(snap, declarations, frozenset(e.eid for e in batch.edges)))
     modules, module_paths = module_batch(snap, dirs, ceid("repo", repo_name(snap.repo)))
     describe_modules(snap, modules.nodes)  # README first, then build files, as for services
     describe_module_languages(snap, modules.nodes)

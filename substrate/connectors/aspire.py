@@ -23,10 +23,13 @@ It is read with the C# grammar of tree-sitter, top-level statements only (wiring
   which DEPENDS_ON its parent.
 * ``.WithReference(x)`` on a resource: CALLS ``x`` (a Service) or DEPENDS_ON it; ``.WaitFor(x)``:
   DEPENDS_ON; ``.WithEnvironment("VAR", x)`` with ``x`` a resource or one's ``GetEndpoint``:
-  CALLS/DEPENDS_ON with the variable. Each edge cites the line of its call.
+  CALLS/DEPENDS_ON with the variable; a call of another verb given resources (the app
+  host's own extension method, ``.ConfigureMobileBffRoutes(catalog, ordering)``): CALLS or
+  DEPENDS_ON each (``With<X>``/``Wait<X>`` calls of other names wire nothing). Each edge
+  cites the line of its call.
 * A project's generated class (``Projects.Orders_Api``) is an alias (``Orders.Api``), so the
-  service is linked to its project's folder; an app's or Dockerfile's folder argument is its
-  ``build_context``.
+  service is linked to its project's folder; an app's, a project's or a Dockerfile's folder
+  argument is its ``build_context``.
 """
 
 from __future__ import annotations
@@ -55,7 +58,10 @@ APPS = frozenset({
     "AddYarnApp", "AddPnpmApp", "AddBunApp", "AddDenoApp", "AddPythonApp", "AddPythonModule",
     "AddPythonScript", "AddUvicornApp", "AddGolangApp", "AddJavaApp", "AddSpringApp",
     "AddRustApp", "AddExecutable", "AddDockerfile", "AddAzureFunctionsProject",
+    "AddYarp",  # a YARP reverse proxy (a gateway): its routes go to the resources given
 })  # fmt: skip
+# and any other Add<X>Project / Add<X>App (``AddDotnetProject("basket-api", "../Basket.API")``)
+APP_METHOD = re.compile(r"Add\w*(?:Project|App)")
 NOT_RESOURCES = frozenset({"AddParameter", "AddForwardedHeaders", "AddDeployment",
                            "AddDockerComposeEnvironment", "AddKubernetesEnvironment",
                            "AddAzureContainerAppEnvironment"})
@@ -67,6 +73,11 @@ METHOD_KINDS = (("database", ("Database", "SqlServer", "Sql", "CosmosDB", "Db"))
                 ("cache", ("Garnet", "Cache")))
 REFERENCES = {"WithReference": "reference", "WaitFor": "wait_for",
               "WaitForCompletion": "wait_for", "WithEnvironment": "env"}
+# a chained call of another verb given resources (an app host's own extension method:
+# ``.ConfigureMobileBffRoutes(catalogApi, orderingApi)``) wires the owner to each of them;
+# With<X>/Wait<X> calls other than REFERENCES do not (``WithParentRelationship`` only groups
+# resources in the dashboard)
+NOT_WIRING = ("With", "Wait", "Get", "Publish", "As", "Run", "Exclude")
 
 
 def is_apphost_path(path: str) -> bool:
@@ -248,10 +259,12 @@ def _resource(path: str, call: Node, method: str, consts: dict[str, str]) -> Res
         return resource
     if method == "AddContainer":
         resource.image = Fact(value, path, second.start_point[0] + 1)
-    elif method in ("AddProject", "AddCSharpApp", "AddAzureFunctionsProject"):
-        if value.endswith(".csproj"):  # else its launch profile's name
+    elif method.endswith("Project") or method == "AddCSharpApp":
+        if value.endswith(".csproj"):  # else its folder, or its launch profile's name
             resource.folder = _folder(path, posixpath.dirname(value))
-    elif method in APPS and method != "AddExecutable":
+        elif "/" in value or "\\" in value:
+            resource.folder = _folder(path, value.replace("\\", "/"))
+    elif is_app(method) and method != "AddExecutable":
         resource.folder = _folder(path, value)
     return resource
 
@@ -266,9 +279,14 @@ def _wire(owner: str, call: Node, consts: dict[str, str], endpoints: dict[str, s
           resources: dict[str, Resource]) -> Iterator[Wire]:
     method, _ = _method(call)
     via = REFERENCES.get(method)
-    if via is None:
-        return
     args = [value for _, value in _arguments(call)]
+    if via is None:
+        if not method.startswith(NOT_WIRING):
+            for arg in args:
+                target = _text(arg)
+                if target in resources and target != owner:
+                    yield Wire(owner, target, "argument", _line(call), None)
+        return
     var = _string(args[0], consts) if via == "env" and args else None
     target_node = args[1] if via == "env" and len(args) > 1 else (args[0] if args else None)
     if target_node is None:
@@ -307,7 +325,12 @@ def _label(resource: Resource) -> str:
         image = resource.image.value if resource.image else None
         return "Infrastructure" if infra_kind(image) or name_kind(resource.name.value) \
             else "Service"
-    return "Service" if resource.method in APPS else "Infrastructure"
+    return "Service" if is_app(resource.method) else "Infrastructure"
+
+
+def is_app(method: str) -> bool:
+    """An Add<X> method adding an application (a Service)."""
+    return method in APPS or APP_METHOD.fullmatch(method) is not None
 
 
 def add_aspire(reader: ManifestReader) -> None:

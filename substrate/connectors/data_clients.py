@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.gitsource import GitSnapshot
-from substrate.connectors.languages import BUILD_VERSIONS
+from substrate.connectors.languages import BUILD_VERSIONS, matches_build_name
 from substrate.graph.records import EdgeRecord, GraphBatch
 
 EMBEDDED = " (embedded)"
@@ -40,31 +40,43 @@ LIBRARIES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(rf"^(?:{names})$", re.I), product) for names, product in (
         (r"mysql-connector-j|mysql-connector-java|mysql|mysql2|mysqlclient|pymysql|aiomysql"
          r"|github\.com/go-sql-driver/mysql|mariadb-java-client|mariadb|ext-pdo_mysql"
-         r"|ext-mysqli", "MySQL"),
+         r"|ext-mysqli|MySqlConnector|MySql\.Data|Pomelo\.EntityFrameworkCore\.MySql", "MySQL"),
         (r"postgresql|r2dbc-postgresql|pg|pg-promise|postgres|psycopg2|psycopg2-binary|psycopg"
          r"|psycopg-binary|asyncpg|github\.com/lib/pq|github\.com/jackc/pgx(?:/v\d+)?"
-         r"|ext-pdo_pgsql|ext-pgsql|npgsql", "PostgreSQL"),
+         r"|ext-pdo_pgsql|ext-pgsql|npgsql|Npgsql\.EntityFrameworkCore\.PostgreSQL"
+         r"|Aspire\.Npgsql(?:\.EntityFrameworkCore\.PostgreSQL)?", "PostgreSQL"),
         (r"spring-boot-starter-data-mongodb(?:-reactive)?|mongodb-driver(?:-sync|-reactivestreams)?"
          r"|mongodb|mongoose|pymongo|motor|mongoengine|go\.mongodb\.org/mongo-driver(?:/v\d+)?"
-         r"|mongoid|mongo|mongodb/mongodb", "MongoDB"),
+         r"|mongoid|mongo|mongodb/mongodb|(?:Aspire\.)?MongoDB\.Driver", "MongoDB"),
         (r"spring-boot-starter-data-redis(?:-reactive)?|jedis|lettuce-core|redisson|redis"
          r"|ioredis|github\.com/go-redis/redis(?:/v\d+)?|github\.com/redis/go-redis(?:/v\d+)?"
-         r"|predis/predis|redis-py", "Redis"),
+         r"|predis/predis|redis-py|(?:Aspire\.)?StackExchange\.Redis(?:\.[\w.]+)?"
+         r"|Microsoft\.Extensions\.Caching\.StackExchangeRedis", "Redis"),
         (r"hsqldb", "HSQLDB" + EMBEDDED),
         (r"h2", "H2" + EMBEDDED),
-        (r"sqlite-jdbc|sqlite3|better-sqlite3|aiosqlite|github\.com/mattn/go-sqlite3",
+        (r"mssql-jdbc|Microsoft\.Data\.SqlClient|System\.Data\.SqlClient"
+         r"|Microsoft\.EntityFrameworkCore\.SqlServer|Aspire\.Microsoft\.Data\.SqlClient"
+         r"|Aspire\.Microsoft\.EntityFrameworkCore\.SqlServer|pyodbc|tedious|mssql"
+         r"|github\.com/microsoft/go-mssqldb|github\.com/denisenkom/go-mssqldb", "SQL Server"),
+        (r"sqlite-jdbc|sqlite3|better-sqlite3|aiosqlite|github\.com/mattn/go-sqlite3"
+         r"|Microsoft\.Data\.Sqlite|Microsoft\.EntityFrameworkCore\.Sqlite",
          "SQLite" + EMBEDDED),
         (r"spring-boot-starter-data-cassandra|cassandra-driver-core|java-driver-core"
          r"|cassandra-driver|github\.com/gocql/gocql", "Cassandra"),
         (r"spring-boot-starter-data-elasticsearch|elasticsearch|@elastic/elasticsearch"
-         r"|elasticsearch-java|github\.com/elastic/go-elasticsearch(?:/v\d+)?", "Elasticsearch"),
+         r"|elasticsearch-java|github\.com/elastic/go-elasticsearch(?:/v\d+)?"
+         r"|Elastic\.Clients\.Elasticsearch|NEST", "Elasticsearch"),
         (r"opensearch-py|@opensearch-project/opensearch|opensearch-java", "OpenSearch"),
         (r"dynamodb|@aws-sdk/client-dynamodb|aws-sdk-dynamodb", "DynamoDB"),
         (r"spring-kafka|kafka-clients|kafkajs|confluent-kafka|kafka-python|aiokafka"
-         r"|github\.com/(?:ibm|shopify)/sarama|github\.com/segmentio/kafka-go", "Kafka"),
+         r"|github\.com/(?:ibm|shopify)/sarama|github\.com/segmentio/kafka-go"
+         r"|(?:Aspire\.)?Confluent\.Kafka", "Kafka"),
         (r"spring-boot-starter-amqp|spring-rabbit|amqp-client|amqplib|pika|aio-pika"
          r"|github\.com/streadway/amqp|github\.com/rabbitmq/amqp091-go|bunny"
-         r"|php-amqplib/php-amqplib", "RabbitMQ"),
+         r"|php-amqplib/php-amqplib|(?:Aspire\.)?RabbitMQ\.Client", "RabbitMQ"),
+        (r"(?:Aspire\.)?Microsoft\.Azure\.Cosmos|azure-cosmos|@azure/cosmos", "Azure Cosmos DB"),
+        (r"(?:Aspire\.)?Azure\.Messaging\.ServiceBus|azure-servicebus|@azure/service-bus",
+         "Azure Service Bus"),
         (r"memcached|pymemcache|python-memcached|spymemcached|dalli", "Memcached"),
     ))
 
@@ -86,6 +98,11 @@ FRAMEWORKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"github\.com/gin-gonic/gin", "Gin"), (r"github\.com/labstack/echo(?:/v\d+)?", "Echo"),
         (r"github\.com/gofiber/fiber(?:/v\d+)?", "Fiber"),
         (r"github\.com/gorilla/mux", "gorilla/mux"), (r"github\.com/go-chi/chi(?:/v\d+)?", "chi"),
+        # a .NET project's SDK (``<Project Sdk="Microsoft.NET.Sdk.Web">``) and packages
+        (r"Microsoft\.NET\.Sdk\.Web", "ASP.NET Core"),
+        (r"Microsoft\.NET\.Sdk\.BlazorWebAssembly", "Blazor WebAssembly"),
+        (r"Microsoft\.NET\.Sdk\.Worker", ".NET Worker Service"),
+        (r"Yarp\.ReverseProxy", "YARP"),
     ))
 
 # Spring Cloud's service registry and configuration server: the server's starter names the
@@ -110,6 +127,11 @@ _PYPROJECT_DEP = re.compile(r"""^\s*['"]([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*[<
                             re.M)
 _GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+/[\w./-]+)\s+v\d", re.M)
 _GEM = re.compile(r"""^\s*gem\s+['"]([\w.-]+)['"]""", re.M)
+# a .NET project file: its SDK, its packages and the projects it references (followed)
+_PROJECT_SDK = re.compile(r"""<Project\s[^>]*?\bSdk\s*=\s*["']([\w.]+)""")
+_PACKAGE_REFERENCE = re.compile(r"""<PackageReference\s[^>]*?\bInclude\s*=\s*["']([\w.-]+)""")
+_PROJECT_REFERENCE = re.compile(r"""<ProjectReference\s[^>]*?\bInclude\s*=\s*["']([^"']+)""")
+PROJECT_FILES = (".csproj", ".fsproj", ".vbproj")
 
 
 def declared(name: str, text: str) -> list[tuple[str, int]]:
@@ -146,6 +168,10 @@ def declared(name: str, text: str) -> list[tuple[str, int]]:
     elif name == "Gemfile":
         for m in _GEM.finditer(text):
             add(m)
+    elif name.endswith(PROJECT_FILES):
+        for rx in (_PROJECT_SDK, _PACKAGE_REFERENCE):
+            for m in rx.finditer(text):
+                add(m)
     return found
 
 
@@ -168,7 +194,9 @@ def product_of(dependency: str) -> str | None:
 def is_fact_build_file(path: str) -> bool:
     """A build file whose text is read: its dependencies or its language version (for the
     replay's path filter, with :func:`build_facts`)."""
-    return posixpath.basename(path) in (*BUILD_FILES, "Cargo.toml")
+    name = posixpath.basename(path)
+    return name in (*BUILD_FILES, "Cargo.toml", "Directory.Build.props") \
+        or name.endswith(PROJECT_FILES)
 
 
 Declarations = dict[str, list[tuple[str, str, int]]]
@@ -209,12 +237,27 @@ def _state_all(entity: Entity, key: str, values: dict[str, str]) -> None:
 
 
 def _declarations(snap: GitSnapshot, folder: str) -> list[tuple[str, str, int]]:
-    """(build file path, dependency, line) of every dependency the folder's builds declare."""
+    """(build file path, dependency, line) of every dependency the folder's builds declare; a
+    .NET project's also those of the projects it references, and theirs."""
+    base = folder.strip("/")
     found = []
     for name in BUILD_FILES:
-        path = posixpath.join(folder.strip("/"), name) if folder.strip("/") else name
+        path = posixpath.join(base, name) if base else name
         if snap.exists(path):
             found += [(path, d, line) for d, line in declared(name, snap.read(path))]
+    projects = sorted(p for p in snap.files()
+                      if posixpath.dirname(p) == base and p.endswith(PROJECT_FILES))
+    seen = set(projects)
+    while projects:
+        path = projects.pop(0)
+        text = snap.read(path)
+        found += [(path, d, line) for d, line in declared(posixpath.basename(path), text)]
+        for m in _PROJECT_REFERENCE.finditer(text):
+            referenced = posixpath.normpath(
+                posixpath.join(posixpath.dirname(path), m.group(1).replace("\\", "/")))
+            if referenced not in seen and snap.exists(referenced):
+                seen.add(referenced)
+                projects.append(referenced)
     return found
 
 
@@ -258,7 +301,7 @@ def build_facts(name: str, text: str) -> tuple[tuple[str, int, str], ...]:
              if product_of(dependency) is not None or framework_of(dependency) is not None
              or dependency in _REGISTRY_ARTIFACTS]
     for file, _, pattern, _ in BUILD_VERSIONS:
-        match = pattern.search(text) if file == name else None
+        match = pattern.search(text) if matches_build_name(file, name) else None
         if match is not None:
             line = text.count("\n", 0, match.start(1)) + 1
             facts.append((match.group(1), line, at(line)))

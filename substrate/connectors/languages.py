@@ -90,8 +90,14 @@ _TAG_VERSION = re.compile(r"^v?(\d+(?:\.\d+){0,2})")
 # languages it is for and how it says so: Maven's ``<java.version>`` or compiler release,
 # Gradle's ``sourceCompatibility``/toolchain, go.mod's ``go`` directive, package.json's
 # ``engines.node``, pyproject's ``requires-python``, Pipfile's ``python_version``, Gemfile's
-# ``ruby``, composer.json's ``php`` requirement, Cargo's ``rust-version``. Maven and Gradle
-# modules inherit from the build above them, so those are also looked for in parent folders.
+# ``ruby``, composer.json's ``php`` requirement, Cargo's ``rust-version``, a .NET project's
+# ``<TargetFramework>``. Maven and Gradle modules inherit from the build above them, and .NET
+# projects from a ``Directory.Build.props`` above them, so those are also looked for in parent
+# folders.
+# a .NET project's target framework (``net9.0``, ``netcoreapp3.1``; the first of several), in
+# its project file or a ``Directory.Build.props`` above it; ``*.csproj``: any project file of
+# the folder
+_TARGET_FRAMEWORK = re.compile(r"<TargetFrameworks?>\s*net(?:coreapp)?(\d+\.\d+)")
 _CONSTRAINT = r"([<>=~^!]*\s*v?\d+(?:\.(?:\d+|x|\*)){0,2}(?:\s*,?\s*[<>=!]+\s*\d+(?:\.\d+){0,2})?)"
 BUILD_VERSIONS: tuple[tuple[str, tuple[str, ...], re.Pattern[str], bool], ...] = (
     ("pom.xml", ("Java", "Kotlin"), re.compile(
@@ -115,6 +121,10 @@ BUILD_VERSIONS: tuple[tuple[str, tuple[str, ...], re.Pattern[str], bool], ...] =
      re.compile(r'"require"\s*:\s*\{[^}]*?"php"\s*:\s*"\s*' + _CONSTRAINT + r'\s*"'), False),
     ("Cargo.toml", ("Rust",),
      re.compile(r"^\s*rust-version\s*=\s*['\"](\d+(?:\.\d+){0,2})", re.M), False),
+    *((f"*{extension}", (language,), _TARGET_FRAMEWORK, False)
+      for extension, language in PROJECT_LANGUAGES),
+    ("Directory.Build.props", tuple(language for _, language in PROJECT_LANGUAGES),
+     _TARGET_FRAMEWORK, True),
 )
 
 
@@ -281,8 +291,9 @@ def file_version(snap: GitSnapshot, folder: str, language: str) -> tuple[str, st
 def build_version(snap: GitSnapshot, folder: str, language: str
                   ) -> tuple[str, str, int] | None:
     """(version, file, line) from the first build file of ``folder`` that states the version
-    of ``language`` it is built for (:data:`BUILD_VERSIONS`); a Maven or Gradle module's from
-    the nearest parent folder's build when its own says none."""
+    of ``language`` it is built for (:data:`BUILD_VERSIONS`); a Maven or Gradle module's (a
+    .NET project's ``Directory.Build.props``) from the nearest parent folder's build when its
+    own says none."""
     base = folder.strip("/")
     for name, languages, pattern, inherited in BUILD_VERSIONS:
         if language not in languages:
@@ -291,15 +302,28 @@ def build_version(snap: GitSnapshot, folder: str, language: str
         folders = [base] + (["/".join(parts[:i]) for i in range(len(parts) - 1, -1, -1)]
                             if inherited else [])
         for where in folders:
-            path = posixpath.join(where, name) if where else name
-            if not snap.exists(path):
-                continue
-            text = snap.read(path)
-            match = pattern.search(text)
-            if match is not None:
-                version = " ".join(match.group(1).split())
-                return version, path, text.count("\n", 0, match.start(1)) + 1
+            for path in _build_paths(snap, where, name):
+                text = snap.read(path)
+                match = pattern.search(text)
+                if match is not None:
+                    version = " ".join(match.group(1).split())
+                    return version, path, text.count("\n", 0, match.start(1)) + 1
     return None
+
+
+def _build_paths(snap: GitSnapshot, folder: str, name: str) -> list[str]:
+    """The build files ``name`` of ``folder`` that exist: ``*.csproj`` is every file of the
+    folder with that extension."""
+    if name.startswith("*"):
+        return sorted(p for p in snap.files()
+                      if posixpath.dirname(p) == folder and p.endswith(name[1:]))
+    path = posixpath.join(folder, name) if folder else name
+    return [path] if snap.exists(path) else []
+
+
+def matches_build_name(pattern: str, name: str) -> bool:
+    """A file called ``name`` is the build file ``pattern`` of :data:`BUILD_VERSIONS`."""
+    return name.endswith(pattern[1:]) if pattern.startswith("*") else name == pattern
 
 
 def dockerfile_version(snap: GitSnapshot, path: str, language: str

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from substrate.connectors.aspire import is_apphost_path, read_apphost
+from substrate.connectors.aspire import is_app, is_apphost_path, read_apphost
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.path_filter import is_read
 from substrate.demo.gitwriter import commit_tree, init_repo
@@ -92,6 +92,40 @@ def test_resources_and_their_wiring_with_the_lines_that_say_so() -> None:
     assert by_name["inventory-api"].project == "Inventory_Api"
     assert by_name["storefront"].folder == "src/storefront"
     assert by_name["edge"].image is not None and by_name["edge"].image.value == "envoyproxy/envoy"
+
+
+NEWER_APPHOST = """var builder = DistributedApplication.CreateBuilder(args);
+
+var redis = builder.AddRedis("redis");
+var basket = builder.AddDotnetProject("basket-api", "../Basket.API")
+    .WithReference(redis);
+redis.WithParentRelationship(basket);
+var catalog = builder.AddDotnetProject("catalog-api", "../Catalog.API");
+
+builder.AddYarp("mobile-bff")
+    .ConfigureMobileBffRoutes(catalog, basket);
+
+builder.Build().Run();
+"""
+
+
+def test_other_project_methods_a_yarp_proxy_and_an_extension_method_s_wiring() -> None:
+    """Any Add<X>Project with a folder (newer Aspire's ``AddDotnetProject``) is an app built
+    from that folder; a YARP proxy is an app; an app host's own extension method given
+    resources (``ConfigureMobileBffRoutes(catalog, basket)``) wires its owner to each of
+    them, while ``WithParentRelationship`` (a dashboard grouping) wires nothing."""
+    host = read_apphost(PATH, NEWER_APPHOST)
+    assert host is not None
+    by_name = {r.name.value: r for r in host.resources.values()}
+    assert by_name["basket-api"].folder == "src/Basket.API"
+    assert {name: is_app(r.method) for name, r in by_name.items()} == {
+        "redis": False, "basket-api": True, "catalog-api": True, "mobile-bff": True}
+    names = {key: r.name.value for key, r in host.resources.items()}
+    assert [(names[w.owner], names[w.target], w.via, w.line) for w in host.wires] == [
+        ("basket-api", "redis", "reference", 5),
+        ("mobile-bff", "catalog-api", "argument", 10),
+        ("mobile-bff", "basket-api", "argument", 10),
+    ]
 
 
 def test_an_app_host_in_a_repository_gives_services_infrastructure_and_edges(

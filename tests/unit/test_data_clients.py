@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from substrate.connectors.data_clients import build_facts, declared, framework_of, product_of
+from substrate.connectors.data_clients import (
+    build_facts,
+    declared,
+    framework_of,
+    is_fact_build_file,
+    product_of,
+)
 
 
 def test_maven_dependencies_by_artifact_id_with_their_lines() -> None:
@@ -75,3 +81,49 @@ def test_the_replay_reads_a_build_file_change_only_when_what_is_taken_changes() 
 def test_which_framework_a_dependency_is(dependency: str, framework: str | None) -> None:
     assert framework_of(dependency) == framework
 
+
+
+def test_a_dotnet_project_s_sdk_and_packages() -> None:
+    project = ('<Project Sdk="Microsoft.NET.Sdk.Web">\n  <ItemGroup>\n'
+               '    <PackageReference Include="Aspire.StackExchange.Redis" />\n'
+               '    <PackageReference Include="Grpc.AspNetCore" Version="2.60.0" />\n'
+               '  </ItemGroup>\n</Project>\n')
+    assert declared("Basket.API.csproj", project) == [
+        ("Microsoft.NET.Sdk.Web", 1), ("Aspire.StackExchange.Redis", 3), ("Grpc.AspNetCore", 4)]
+
+
+@pytest.mark.parametrize(("dependency", "found"), [
+    ("Aspire.Npgsql.EntityFrameworkCore.PostgreSQL", "PostgreSQL"),
+    ("Npgsql.EntityFrameworkCore.PostgreSQL", "PostgreSQL"),
+    ("Aspire.StackExchange.Redis.OutputCaching", "Redis"),
+    ("Aspire.RabbitMQ.Client", "RabbitMQ"), ("Confluent.Kafka", "Kafka"),
+    ("Microsoft.EntityFrameworkCore.SqlServer", "SQL Server"), ("mssql-jdbc", "SQL Server"),
+    ("MongoDB.Driver", "MongoDB"), ("Aspire.Azure.Messaging.ServiceBus", "Azure Service Bus"),
+    ("Microsoft.EntityFrameworkCore", None), ("Grpc.AspNetCore", None)])
+def test_which_product_a_dotnet_package_is_a_client_of(dependency: str, found: str | None
+                                                       ) -> None:
+    assert product_of(dependency) == found
+
+
+@pytest.mark.parametrize(("sdk", "framework"), [
+    ("Microsoft.NET.Sdk.Web", "ASP.NET Core"), ("Microsoft.NET.Sdk.Worker", ".NET Worker Service"),
+    ("Microsoft.NET.Sdk", None), ("Microsoft.NET.Sdk.Razor", None), ("Yarp.ReverseProxy", "YARP")])
+def test_which_framework_a_dotnet_sdk_is(sdk: str, framework: str | None) -> None:
+    assert framework_of(sdk) == framework
+
+
+def test_a_dotnet_project_s_facts_count_for_the_replay() -> None:
+    """A project file's packages and target framework are read (a replay re-reads a commit
+    that changes them); a ``Directory.Build.props`` above the projects too."""
+    before = ('<Project Sdk="Microsoft.NET.Sdk">\n  <PropertyGroup>\n'
+              '    <TargetFramework>net8.0</TargetFramework>\n  </PropertyGroup>\n'
+              '  <ItemGroup>\n    <PackageReference Include="Npgsql" />\n'
+              '    <PackageReference Include="Polly" />\n  </ItemGroup>\n</Project>\n')
+    assert is_fact_build_file("src/Ordering.API/Ordering.API.csproj")
+    assert is_fact_build_file("Directory.Build.props")
+    assert build_facts("X.csproj", before) == build_facts("X.csproj",
+                                                          before.replace("Polly", "Dapper"))
+    assert build_facts("X.csproj", before) != build_facts("X.csproj",
+                                                          before.replace("net8.0", "net9.0"))
+    assert build_facts("X.csproj", before) != build_facts("X.csproj",
+                                                          before.replace("Npgsql", "Dapper"))

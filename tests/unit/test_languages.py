@@ -209,3 +209,42 @@ def test_runtime_versions_from_build_files(tmp_path: Path) -> None:
     assert version("service:web") == ("Node.js >=18", [f"web/package.json#L3@{short}"])
     assert version("service:api") == ("Python >=3.10", [f"api/pyproject.toml#L3@{short}"])
     assert version("service:worker") == ("Python 3.12.1", [f"worker/.python-version#L1@{short}"])
+
+
+def test_dotnet_versions_and_clients_from_project_files(tmp_path: Path) -> None:
+    """A .NET project's ``<TargetFramework>`` is its runtime's version, else a
+    ``Directory.Build.props`` above it; the clients of the projects it references are its own
+    (an event bus library holding the RabbitMQ client), each cited where declared."""
+    repo = init_repo(tmp_path / "repo")
+    short = commit_tree(repo, {
+        "docker-compose.yml": ("services:\n  basket-api:\n    build: ./src/Basket.API\n"
+                               "  worker:\n    build: ./src/Worker\n"),
+        "Directory.Build.props": ("<Project>\n  <PropertyGroup>\n"
+                                  "    <TargetFramework>net8.0</TargetFramework>\n"
+                                  "  </PropertyGroup>\n</Project>\n"),
+        "src/Basket.API/Basket.API.csproj": (
+            '<Project Sdk="Microsoft.NET.Sdk.Web">\n  <PropertyGroup>\n'
+            "    <TargetFramework>net9.0</TargetFramework>\n  </PropertyGroup>\n"
+            '  <ItemGroup>\n    <PackageReference Include="Aspire.StackExchange.Redis" />\n'
+            '    <ProjectReference Include="..\\EventBus\\EventBus.csproj" />\n'
+            "  </ItemGroup>\n</Project>\n"),
+        "src/EventBus/EventBus.csproj": (
+            '<Project Sdk="Microsoft.NET.Sdk">\n  <ItemGroup>\n'
+            '    <PackageReference Include="RabbitMQ.Client" />\n'
+            '    <ProjectReference Include="..\\Basket.API\\Basket.API.csproj" />\n'
+            "  </ItemGroup>\n</Project>\n"),
+        "src/Worker/Worker.csproj": ('<Project Sdk="Microsoft.NET.Sdk.Worker">\n'
+                                     "</Project>\n"),
+    }, "init", "2026-01-05T09:00:00Z")[:7]
+    version = _versions(repo)
+    nodes = {n.ceid: n.props for n in batch_at(repo).nodes}
+
+    assert version("service:basket-api") == (
+        ".NET 9.0", [f"src/Basket.API/Basket.API.csproj#L3@{short}"])
+    assert version("service:worker") == (".NET 8.0", [f"Directory.Build.props#L3@{short}"])
+    basket = nodes["service:basket-api"]
+    assert basket["data_clients"] == ["RabbitMQ", "Redis"]
+    assert basket["frameworks"] == ["ASP.NET Core"]
+    assert f"data_clients|RabbitMQ|src/EventBus/EventBus.csproj#L3@{short}" \
+        in basket["attribute_refs"]
+    assert nodes["service:worker"]["frameworks"] == [".NET Worker Service"]

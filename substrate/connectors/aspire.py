@@ -23,7 +23,9 @@ It is read with the C# grammar of tree-sitter, top-level statements only (wiring
   which DEPENDS_ON its parent.
 * ``.WithReference(x)`` on a resource: CALLS ``x`` (a Service) or DEPENDS_ON it; ``.WaitFor(x)``:
   DEPENDS_ON; ``.WithEnvironment("VAR", x)`` with ``x`` a resource or one's ``GetEndpoint``:
-  CALLS/DEPENDS_ON with the variable; a call of another verb given resources (the app
+  CALLS/DEPENDS_ON with the variable (none for an address handed back to a resource that wires
+  to the owner under a callback's name: an identity server given each client app's URL); a
+  call of another verb given resources (the app
   host's own extension method, ``.ConfigureMobileBffRoutes(catalog, ordering)``): CALLS or
   DEPENDS_ON each (``With<X>``/``Wait<X>`` calls of other names wire nothing). Each edge
   cites the line of its call.
@@ -73,6 +75,8 @@ METHOD_KINDS = (("database", ("Database", "SqlServer", "Sql", "CosmosDB", "Db"))
                 ("cache", ("Garnet", "Cache")))
 REFERENCES = {"WithReference": "reference", "WaitFor": "wait_for",
               "WaitForCompletion": "wait_for", "WithEnvironment": "env"}
+# an environment variable naming where to send users back: a client app's URL, a callback
+CALLBACK_VAR = re.compile(r"call_?back|redirect|return_?ur[il]|client(?:_?ur[il])?$", re.I)
 # a chained call of another verb given resources (an app host's own extension method:
 # ``.ConfigureMobileBffRoutes(catalogApi, orderingApi)``) wires the owner to each of them;
 # With<X>/Wait<X> calls other than REFERENCES do not (``WithParentRelationship`` only groups
@@ -239,7 +243,18 @@ def read_apphost(path: str, text: str) -> AppHost | None:
             continue
         for call in calls:
             host.wires.extend(_wire(key, call, consts, endpoints, host.resources))
+    host.wires = [w for w in host.wires if not _callback(w, host.wires)]
     return host
+
+
+def _callback(wire: Wire, wires: list[Wire]) -> bool:
+    """An address handed back to a resource that wires to the owner, under a name that says it
+    is where to send users back (an identity server given each client app's URL:
+    ``identityApi.WithEnvironment("WebAppClient", webApp.GetEndpoint("https"))``): the owner
+    redirects to it, it does not call it."""
+    return wire.via == "env" and wire.var is not None \
+        and CALLBACK_VAR.search(wire.var) is not None \
+        and any(w.owner == wire.target and w.target == wire.owner for w in wires)
 
 
 def _resource(path: str, call: Node, method: str, consts: dict[str, str]) -> Resource | None:

@@ -83,6 +83,7 @@ _STOP = {"what", "which", "does", "did", "the", "use", "uses", "used", "for", "a
          "endpoint", "from", "this", "that", "services", "service", "api", "its"}
 
 
+_RUNTIME = re.compile(r"\bruntimes?\b", re.I)
 _IMAGE_WORDS = re.compile(r"\bimages?\b|\btags?\b|\bcontainers?\b", re.I)
 
 
@@ -94,6 +95,8 @@ PER_SERVICE = ("language", "image", "port", "description")
 def wanted(question: str) -> set[str]:
     """The kinds of value asked for (address when the question names none)."""
     found = {k for k, rx in _WANT.items() if rx.search(question)}
+    if _RUNTIME.search(question):  # "what runtime does basket-api use?": .NET 9.0, C#
+        found |= {"language_version", "language"}
     if "language_version" in found and not _IMAGE_WORDS.search(question):
         found.discard("image")  # "which Go version does X use?": the runtime's, not a tag
     if "language" in found:

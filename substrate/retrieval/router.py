@@ -203,8 +203,10 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                          r"|server|app))?\s+do\b"),
     (_I.ATTRIBUTES, 0.85, r"\b(?:what|which)\s+(?:programming\s+)?languages?\b"
                           r"|\b(?:written|implemented|coded)\s+in\b"),
-    # the framework its build declares ("which framework does payment use?")
-    (_I.ATTRIBUTES, 0.9, r"\b(?:what|which)\s+(?:web\s+|application\s+|app\s+)?frameworks?\b"
+    # the framework its build declares ("which framework does payment use?"), the runtime it
+    # runs on ("what runtime does basket-api use?": its language and version)
+    (_I.ATTRIBUTES, 0.9, r"\b(?:what|which)\s+(?:web\s+|application\s+|app\s+)?(?:frameworks?"
+                         r"|runtimes?)\b"
                          r"|\bbuilt\s+(?:with|on)\s+(?:what|which)\b"),
     # how a service is deployed: the files that deploy it (attributes.py), not instructions
     (_I.ATTRIBUTES, 0.85, r"^\W*(?:how|where|by\s+what|with\s+what)\s+(?:is|are|was|were|gets?)"

@@ -104,6 +104,11 @@ var catalog = builder.AddDotnetProject("catalog-api", "../Catalog.API");
 
 builder.AddYarp("mobile-bff")
     .ConfigureMobileBffRoutes(catalog, basket);
+var identity = builder.AddProject<Projects.Identity_API>("identity-api");
+basket.WithEnvironment("Identity__Url", identity.GetEndpoint("https"));
+identity.WithEnvironment("BasketApiClient", basket.GetEndpoint("http"))
+        .WithEnvironment("CatalogApiClient", catalog.GetEndpoint("http"))
+        .WithEnvironment("Orders__Url", basket.GetEndpoint("http"));
 
 builder.Build().Run();
 """
@@ -113,18 +118,25 @@ def test_other_project_methods_a_yarp_proxy_and_an_extension_method_s_wiring() -
     """Any Add<X>Project with a folder (newer Aspire's ``AddDotnetProject``) is an app built
     from that folder; a YARP proxy is an app; an app host's own extension method given
     resources (``ConfigureMobileBffRoutes(catalog, basket)``) wires its owner to each of
-    them, while ``WithParentRelationship`` (a dashboard grouping) wires nothing."""
+    them, while ``WithParentRelationship`` (a dashboard grouping) wires nothing. An identity
+    server given a client app's URL under a client's name, by an app that wires to it, only
+    sends users back there: no wire (an unrelated name, or an app that does not wire back,
+    still does)."""
     host = read_apphost(PATH, NEWER_APPHOST)
     assert host is not None
     by_name = {r.name.value: r for r in host.resources.values()}
     assert by_name["basket-api"].folder == "src/Basket.API"
     assert {name: is_app(r.method) for name, r in by_name.items()} == {
-        "redis": False, "basket-api": True, "catalog-api": True, "mobile-bff": True}
+        "redis": False, "basket-api": True, "catalog-api": True, "mobile-bff": True,
+        "identity-api": True}
     names = {key: r.name.value for key, r in host.resources.items()}
     assert [(names[w.owner], names[w.target], w.via, w.line) for w in host.wires] == [
         ("basket-api", "redis", "reference", 5),
         ("mobile-bff", "catalog-api", "argument", 10),
         ("mobile-bff", "basket-api", "argument", 10),
+        ("basket-api", "identity-api", "env", 12),
+        ("identity-api", "catalog-api", "env", 14),
+        ("identity-api", "basket-api", "env", 15),
     ]
 
 

@@ -36,6 +36,9 @@ def test_the_kind_of_value_asked_for() -> None:
     assert wanted("Which Go version does dispatch use?") == {"language_version"}
     assert wanted("Which Node version does the web image use?") == {"language_version",
                                                                      "image"}
+    # the runtime it runs on: its language and version, and what it is built with
+    assert wanted("What runtime does basket-api use?") == {"language_version", "language",
+                                                          "framework"}
 
 
 def test_a_runtime_version_before_the_image_and_the_tag_when_none_is_recorded() -> None:

@@ -291,7 +291,8 @@ def test_a_runtime_version_question_asks_for_an_attribute(question: str) -> None
 
 @pytest.mark.parametrize("question", [
     "Which framework does payment use?", "What web framework is checkout built with?",
-    "Which frameworks do cart and orders use?"])
+    "Which frameworks do cart and orders use?",
+    "What runtime and framework does basket-api use, and how does it expose its API?"])
 def test_a_framework_question_asks_for_an_attribute(question: str) -> None:
     assert classify(question).intent is Intent.ATTRIBUTES
 

@@ -223,10 +223,10 @@ def infer_data_clients(snap: GitSnapshot, index: NameIndex, declarations: Declar
                     found[key][what] = snap.ref(path, line)
         for key, values in found.items():
             if values:
-                _state_all(index.get(cid), key, values)
+                state_values(index.get(cid), key, values)
 
 
-def _state_all(entity: Entity, key: str, values: dict[str, str]) -> None:
+def state_values(entity: Entity, key: str, values: dict[str, str]) -> None:
     """``entity``'s ``key`` is the list of ``values`` (value -> the ref stating it), each
     cited in ``attribute_refs`` (``key|value|ref``)."""
     entity.props[key] = sorted(values)

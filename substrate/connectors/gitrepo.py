@@ -60,6 +60,7 @@ from substrate.connectors.languages import (
 )
 from substrate.connectors.layout import deploying_file, link_sources
 from substrate.connectors.manifests import app_config_batch, manifest_batch
+from substrate.connectors.messages import infer_messages
 from substrate.connectors.owners_files import owner_maps_batch, owners_files_batch
 from substrate.connectors.ownership_paths import module_batch
 from substrate.connectors.postmortem import postmortem_batch
@@ -311,6 +312,7 @@ def batch_at(
     infer_versions(snap, index, built)  # the runtime's version: version files, FROM tags
     declarations = service_declarations(snap, index, built)  # each build file read once
     infer_data_clients(snap, index, declarations)  # datastore clients its build declares
+    infer_messages(snap, index, built)  # the topics and events its code publishes, consumes
     batch.extend(app_config_batch(snap, index, dirs))
     batch.extend(registry_batch(snap, declarations, frozenset(e.eid for e in batch.edges)))
     modules, module_paths = module_batch(snap, dirs, ceid("repo", repo_name(snap.repo)))

@@ -46,6 +46,7 @@ from substrate.connectors.helm_charts import is_chart_path
 from substrate.connectors.k8s import _SKIP_DIRS as K8S_SKIP_DIRS
 from substrate.connectors.languages import is_language_marker, is_version_file
 from substrate.connectors.layout import is_build_path, is_readme_path
+from substrate.connectors.messages import may_name_messages
 from substrate.connectors.mounts import may_be_mounted
 from substrate.connectors.owners_files import is_owners_path
 from substrate.connectors.ownership_paths import is_package_marker
@@ -132,6 +133,9 @@ READERS: tuple[Reader, ...] = (
     Reader("source code", is_source_path, "**/*.py, *.go, *.java, *.js, *.ts, *.cs, ... (not "
            "tests) whose text names a peer's address or a Feign client",
            content=may_name_peers),
+    Reader("messages", is_source_path, "**/*.py, *.go, *.java, *.kt, *.cs, *.js, ... (not "
+           "tests) whose text publishes or consumes a topic, queue or integration event, or "
+           "defines a constant that may name one", content=may_name_messages),
 )
 
 

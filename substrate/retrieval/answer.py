@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from substrate.connectors.llm_edges import OpenAIChatClient
+from substrate.retrieval import compose_messages
 from substrate.retrieval import composers as c
 from substrate.retrieval.composers import Citation, Citations
 from substrate.retrieval.context import Hit, StrategyResult
@@ -66,6 +67,11 @@ def compose(intent: str, results: dict[str, StrategyResult],
     if intent == "when" and life is not None and life.facts:  # owners changed, removed
         compose_life = c.owners_changed if life.name == "owner_history" else c.removed
         return compose_life(life.facts[0], cites), cites.items
+    flows = results.get("message_flows")
+    if intent == "messages" and flows is not None:  # who publishes, who consumes
+        if flows.facts:
+            return compose_messages.message_flows(flows.facts[0], cites), cites.items
+        intent = flows.note or "callers"  # nothing sent or received: the relation asked for
     res = results.get(_PRIMARY.get(intent, ""))
     if res is not None and res.facts:
         text = _family(intent, res, cites)

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from substrate.retrieval import strategies_graph as g
+from substrate.retrieval import strategies_messages as m
 from substrate.retrieval import strategies_text as t
 from substrate.retrieval.answer import NOTE_ANSWERS
 from substrate.retrieval.context import SearchContext, StrategyResult
@@ -22,6 +23,7 @@ STRATEGIES: dict[str, Strategy] = {
     "vector": t.vector,
     "keyword": t.keyword,
     "chunk_graph": t.chunk_graph,
+    "message_flows": m.message_flows,
 }
 
 PLANS: dict[str, tuple[str, ...]] = {
@@ -34,6 +36,8 @@ PLANS: dict[str, tuple[str, ...]] = {
     Intent.EPIC_IMPACT: ("vector", "keyword"),
     Intent.INTENT_MISMATCH: ("vector", "keyword"),
     Intent.ATTRIBUTES: ("dependencies", "keyword"),
+    # what the code publishes and consumes; nothing: the callers or dependencies it asked for
+    Intent.MESSAGES: ("message_flows", "callers", "dependencies", "keyword"),
     Intent.WHEN: ("keyword",),
     Intent.FREE_TEXT: ("vector", "keyword", "chunk_graph", "local_graphrag"),
 }
@@ -56,6 +60,7 @@ RISK_PLAN = ("risks",)
 # subject named or found: the answer then falls back to the hybrid hits)
 PRIMARY_FIRST: dict[str, str] = {Intent.DEPENDENCY: "dependencies", Intent.CALLERS: "callers",
                                  Intent.OWNERSHIP: "owns_traversal",
+                                 Intent.MESSAGES: "message_flows",
                                  Intent.EPIC_IMPACT: "epic_impact",
                                  # the incident window (UC-06) and the PR check (UC-03): the
                                  # answer is their note whenever they found facts

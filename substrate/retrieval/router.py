@@ -49,6 +49,7 @@ class Intent(StrEnum):
     EPIC_IMPACT = "epic_impact"
     INTENT_MISMATCH = "intent_mismatch"
     ATTRIBUTES = "attributes"
+    MESSAGES = "messages"
     WHEN = "when"
     FREE_TEXT = "free_text"
 
@@ -64,6 +65,7 @@ SPEC_STRATEGIES: dict[Intent, tuple[str, ...]] = {
     Intent.EPIC_IMPACT: ("intent_assertion_traversal",),
     Intent.INTENT_MISMATCH: ("embedding_similarity",),
     Intent.ATTRIBUTES: ("edge_properties",),
+    Intent.MESSAGES: ("message_flows",),
     Intent.WHEN: ("edge_validity_history",),
     Intent.FREE_TEXT: ("vector", "keyword", "local_graphrag"),
 }
@@ -84,6 +86,15 @@ _WHERE_STORED = (r"^\W*where\s+(?:does|do|did|will|would)\s+.+?\s+(?:store|keep|
                  r"|put|cache|write)\b|^\W*where\s+(?:is|are|was|were|gets?)\s+.+?\s+"
                  r"(?:stored|kept|persisted|saved|cached|written)\b|\bwhat\s+(?:does|do|did)"
                  r"\s+.+?\s+(?:persist|store|save)\s+(?:\w+\s+){0,2}?(?:to|in|into)\b")
+_PUBSUB_VERB = r"\b(?:publish|subscrib|consum|produc|emit|handl|listen)\w*"
+MESSAGE_CUE = (r"^(?=.*(?:\b(?:events?|topics?|queues?|messages?|exchanges?)\b"
+               r"|(?-i:[a-z]Event\b))).*?" + _PUBSUB_VERB +
+               r"|\bwhat\s+(?:does|do|did)\s+(?:the\s+)?[\w.-]+(?:\s+service)?\s+(?:publish"
+               r"|emit|produce|consume)\b(?!\s+(?:to|from|on)\b)"
+               r"|\b(?:publishers?|subscribers?)\b|\bproducers?\s+(?:and|or|vs\.?|versus)\s+"
+               r"consumers?\b|\bwho\s+(?:publish|subscrib|produc|emit)\w*"
+               r"|\b(?:publish|produc)\w*\s+(?:vs\.?|versus|or|and)\s+(?:consum|subscrib)\w*"
+               r"|\b(?:consum|subscrib)\w*\s+(?:vs\.?|versus|or|and)\s+(?:publish|produc)\w*")
 # "which Python version", "what version of Node", "the Go version", "runtime version"
 LANGUAGE_VERSION = (r"\b(?:python|node(?:\.?js)?|go(?:lang)?|java|jdk|jre|ruby|php|rust|elixir"
                     r"|kotlin|dotnet|\.net|runtime|language|interpreter)\s+versions?\b"
@@ -119,6 +130,10 @@ _CUES: tuple[tuple[Intent, float, str], ...] = (
                           r"\s+to\b|\b(?:everything|all\s+(?:the\s+)?(?:services|things|systems))"
                           r"\s+(?:that\s+)?[\w.-]+\s+(?:talks?|connects?|calls?|uses?|needs?"
                           r"|reaches?|sends?\s+\w+)\b"),
+    # who publishes and who consumes a topic, a queue or an event, as the services' code says
+    # (strategies_messages): a publish/consume verb with a message word, or an event's class
+    # name ("who subscribes to OrderStartedIntegrationEvent?"); "publishers", "subscribers"
+    (_I.MESSAGES, 0.99, MESSAGE_CUE),
     # messaging: "what does notification publish to", "which topics does X consume from"
     (_I.DEPENDENCY, 0.7, r"\b(?:publish(?:es)?|emits?|produces?|pushes|sends?)\s+(?:\w+\s+)?to\b"
                          r"|\b(?:consumes?|subscribes?|reads?|pulls?)\s+(?:\w+\s+)?from\b"

@@ -1,0 +1,184 @@
+"""The messages a service's own code publishes and consumes: broker topics and queues, and
+integration events.
+
+Services that talk through a broker name no peer: ``checkout`` publishes to the Kafka topic
+``orders`` and ``accounting`` consumes it; ``ordering-api`` publishes
+``OrderStartedIntegrationEvent`` on the event bus and ``basket-api`` handles it. The
+deployment only says that each uses the broker. The code says who sends what:
+
+* **Event classes** (.NET event buses, MassTransit, NServiceBus): a handler of the event
+  (``IIntegrationEventHandler<E>``, ``IConsumer<E>``, ``IHandleMessages<E>``) or a
+  subscription to it (``AddSubscription<E, H>()``) consumes ``E``; creating an integration
+  event (``new OrderStartedIntegrationEvent(...)``) or publishing a new message
+  (``Publish(new E(...))``) publishes it.
+* **Kafka topics**: a producer's record (Go ``sarama.ProducerMessage{Topic: ...}``, kafka-go's
+  ``Writer{Topic: ...}``, Java's ``new ProducerRecord<>(topic, ...)``, ``kafkaTemplate.send``,
+  kafkajs ``producer.send({topic})``, Python/.NET ``producer.send``/``produce``/``ProduceAsync``)
+  publishes; a consumer's subscription (``subscribe(listOf(topic))``, ``.Subscribe(topic)``,
+  ``@KafkaListener(topics = ...)``, ``KafkaConsumer('topic')``, ``ConsumePartition``,
+  kafka-go's ``ReaderConfig{Topic: ...}``, kafkajs ``subscribe({topic})``) consumes.
+* **RabbitMQ**: ``basic_publish(exchange=..., routing_key=...)``, amqplib's ``publish`` and
+  ``sendToQueue``, Spring's ``convertAndSend`` publish; ``basic_consume(queue=...)``,
+  amqplib's and Go amqp's ``Consume``, ``@RabbitListener(queues = ...)`` consume.
+
+The topic may be written in place (``"orders"``) or as a constant defined in any source file
+of the service (``const val topic = "orders"``, ``private const string TopicName =
+"orders"``, Go's ``Topic = "orders"`` referred to as ``kafka.Topic``). A name that is neither
+(a variable, a generic type parameter) names nothing. Only files that mention a broker or an
+event bus are read for calls (:data:`_MESSAGING`), outside tests and vendored code; the
+constants of the others count when named for a topic, a queue, an exchange, ...
+
+Each name is recorded on the service as ``publishes`` / ``consumes``, cited at its first line
+(``attribute_refs``: ``publishes|<name>|<ref>``). For the replay's path filter,
+:func:`may_name_messages` says whether a file's text holds anything this reader takes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from substrate.connectors.aliases import NameIndex
+from substrate.connectors.data_clients import state_values
+from substrate.connectors.gitsource import GitSnapshot
+from substrate.connectors.source_calls import is_source_path
+
+ROLES = ("publishes", "consumes")
+# a file that may publish or consume: it mentions a broker, its client or an event bus
+_MESSAGING = re.compile(r"kafka|amqp|rabbit|pika|sarama|confluent|integrationevent|eventbus"
+                        r"|masstransit|nservicebus|servicebus|producer|consumer", re.I)
+# the topic or queue: a string literal or a constant's name (``kafka.Topic``: Topic)
+_X = r"""(?:"([\w.\-/]+)"|'([\w.\-/]+)'|((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*))"""
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (role, re.compile(pattern, re.S)) for role, pattern in (
+        # event classes
+        ("consumes", r"\b(?:IIntegrationEventHandler|IConsumer|IHandleMessages)\s*<\s*(\w+)\s*>"),
+        ("consumes", r"\bAddSubscription\s*<\s*(\w+)\s*,"),
+        ("publishes", r"\bnew\s+(\w+IntegrationEvent)\s*\("),
+        ("publishes", r"\.Publish(?:Async)?\s*(?:<\w+>)?\s*\(\s*new\s+(\w+)\s*[({]"),
+        # Kafka
+        ("publishes", r"\bProducerMessage\s*\{[^}]*?\bTopic\s*:\s*" + _X),
+        ("publishes", r"\bWriter\s*\{[^}]*?\bTopic\s*:\s*" + _X),
+        ("consumes", r"\bReaderConfig\s*\{[^}]*?\bTopic\s*:\s*" + _X),
+        ("publishes", r"\bnew\s+ProducerRecord\s*(?:<[^>]*>)?\s*\(\s*" + _X),
+        ("publishes", r"\b\w*[kK]afkaTemplate\s*\.send(?:Default)?\s*\(\s*" + _X),
+        ("publishes", r"\bproducer\s*\.\s*send\s*\(\s*\{\s*topic\s*:\s*" + _X),
+        ("publishes", r"\b\w*[pP]roducer\s*\.\s*(?:send|produce|Produce|ProduceAsync)\s*\(\s*"
+                      r"(?:topic\s*=\s*)?" + _X),
+        ("consumes", r"(?:\.|\b)[sS]ubscribe\s*\(\s*\{\s*topics?\s*:\s*\[?\s*" + _X),
+        ("consumes", r"(?:\.|(?<![\w.]))[sS]ubscribe\s*\(\s*(?:(?:listOf|setOf|List\.of"
+                     r"|Arrays\.asList|Collections\.singletonList)\s*\(\s*|new\s*\[\]\s*\{\s*"
+                     r"|\[\s*)?(?:topics\s*=\s*\[?\s*)?" + _X),
+        ("consumes", r"@KafkaListener\s*\([^)]*?\btopics\s*=\s*\{?\s*" + _X),
+        ("consumes", r"\bKafkaConsumer\s*\(\s*" + _X),
+        ("consumes", r"\bConsumePartition\s*\(\s*" + _X),
+        ("consumes", r"\.Consume\s*\(\s*\w+\s*,\s*\[\]string\s*\{\s*" + _X),
+        # RabbitMQ
+        ("publishes", r"\bbasic_publish\s*\([^)]*?\bexchange\s*=\s*" + _X),
+        ("publishes", r"\bbasic_publish\s*\([^)]*?\brouting_key\s*=\s*" + _X),
+        ("publishes", r"\.(?:publish|sendToQueue)\s*\(\s*" + _X),
+        ("publishes", r"\bconvertAndSend\s*\(\s*" + _X),
+        ("consumes", r"\bbasic_consume\s*\([^)]*?\bqueue\s*=\s*" + _X),
+        ("consumes", r"\.[cC]onsume\s*\(\s*" + _X),
+        ("consumes", r"@RabbitListener\s*\([^)]*?\bqueues\s*=\s*\{?\s*" + _X),
+    ))
+# a constant: ``const val topic = "orders"``, ``private const string TopicName = "orders";``,
+# ``static final String TOPIC = "orders";``, Go's ``Topic = "orders"``, ``TOPIC = 'orders'``
+_CONSTANT = re.compile(r"""\b([A-Za-z_]\w*)\s*(?::\s*[\w<>?]+\s*)?:?=\s*["']([\w.\-/]+)["']""")
+# the constants of a file that mentions no broker that still count: named for a topic, ...
+_MESSAGE_CONSTANT = re.compile(r"topic|queue|exchange|event|channel|subject|stream", re.I)
+_TYPE_PARAMETER = re.compile(r"^T(?:[A-Z]\w*)?$")  # IConsumer<T>, IHandleMessages<TEvent>
+_NOT_NAMES = frozenset({"", "self", "this", "it", "msg", "message", "event", "data", "payload"})
+_COMMENT_LINE = re.compile(r"^\s*(?://|#|\*|/\*)")
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # publishes | consumes
+    name: str  # the topic, queue, exchange or event class
+    line: int
+
+
+@lru_cache(maxsize=50_000)
+def messages_in(text: str) -> tuple[tuple[Message, ...], tuple[tuple[str, str], ...]]:
+    """What ``text`` (a source file) publishes and consumes, with each match's name as
+    written (a literal or a constant's name: see :func:`resolve`), and the string constants
+    it defines (``(name, value)``) that may name one: all of a file that mentions a broker,
+    else those named for a topic, a queue, an exchange, ... (``KAFKA_TOPIC = "orders"``)."""
+    messaging = _MESSAGING.search(text) is not None
+    constants = tuple((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text)
+                      if messaging or _MESSAGE_CONSTANT.search(m.group(1)))
+    if not messaging:
+        return (), constants
+    lines = text.splitlines()
+    found: list[Message] = []
+    for role, pattern in _PATTERNS:
+        for m in pattern.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            if 0 < line <= len(lines) and _COMMENT_LINE.match(lines[line - 1]):
+                continue
+            groups = m.groups()
+            if len(groups) == 1:  # an event class, by its name
+                name = groups[0]
+            else:  # a literal, or the name of a constant to resolve
+                literal = groups[0] if groups[0] is not None else groups[1]
+                name = literal if literal is not None else "$" + groups[2]
+            found.append(Message(role, name, line))
+    return tuple(sorted(set(found), key=lambda x: (x.line, x.role, x.name))), constants
+
+
+def may_name_messages(blob: str, text: str) -> bool:
+    """Does ``text`` publish or consume anything, or define a constant that may name what
+    another file does? (The replay's path filter.)"""
+    messages, constants = messages_in(text)
+    return bool(messages or constants)
+
+
+def resolve(name: str, constants: dict[str, str]) -> str | None:
+    """The name a match stands for: a literal as written; ``$kafka.Topic``, the value of the
+    constant ``Topic``; None when it is no known constant or names nothing."""
+    if name.startswith("$"):
+        name = constants.get(name[1:].rsplit(".", 1)[-1], "")
+    if name.lower() in _NOT_NAMES or _TYPE_PARAMETER.match(name) or len(name) < 2:
+        return None
+    return name
+
+
+def service_messages(snap: GitSnapshot, folder: str, others: list[str]
+                     ) -> dict[str, dict[str, tuple[str, int]]]:
+    """``role -> name -> (path, line)`` of what the source files under ``folder`` (not under
+    ``others``, the folders of other services inside it) publish and consume, first
+    occurrence in path and line order."""
+    prefix = "" if folder.strip("/") in ("", ".") else folder.strip("/") + "/"
+    inner = tuple(o.strip("/") + "/" for o in others
+                  if o.strip("/") and o.strip("/") + "/" != prefix
+                  and (o.strip("/") + "/").startswith(prefix))
+    paths = sorted(p for p in snap.files() if p.startswith(prefix) and is_source_path(p)
+                   and not p.startswith(inner))
+    scanned = {p: messages_in(snap.read(p)) for p in paths}
+    constants: dict[str, str] = {}
+    for _, defined in scanned.values():
+        for name, value in defined:
+            constants.setdefault(name, value)
+    out: dict[str, dict[str, tuple[str, int]]] = {role: {} for role in ROLES}
+    for path, (messages, _) in scanned.items():
+        for message in messages:
+            resolved = resolve(message.name, constants)
+            if resolved is not None:
+                out[message.role].setdefault(resolved, (path, message.line))
+    return out
+
+
+def infer_messages(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:
+    """Sets ``publishes`` and ``consumes`` on each service of ``dirs`` (ceid -> its folder)
+    from its source files, each cited at its first line."""
+    folders = [f for f in dirs.values() if f is not None]
+    for cid, folder in sorted(dirs.items()):
+        if cid not in index or index.get(cid).label != "Service":
+            continue
+        found = service_messages(snap, folder, folders)
+        for role in ROLES:
+            if found[role]:
+                state_values(index.get(cid), role, {name: snap.ref(path, line)
+                                              for name, (path, line) in found[role].items()})

@@ -38,6 +38,7 @@ from substrate.connectors.aliases import Entity, NameIndex
 from substrate.connectors.aspire import add_aspire
 from substrate.connectors.backstage import catalog_batch
 from substrate.connectors.cloudfoundry import add_cloudfoundry
+from substrate.connectors.code_comments import comments_batch
 from substrate.connectors.codeowners import codeowners_batch
 from substrate.connectors.data_clients import (
     infer_data_clients,
@@ -323,6 +324,8 @@ def batch_at(
     batch.extend(adr_batch(snap, index))
     batch.extend(postmortem_batch(snap, index))
     batch.extend(design_batch(snap, index, [*dirs.values(), *module_paths.values()], prose))
+    if prose:  # the comments that give reasons, beside the code they explain (read as prose)
+        batch.extend(comments_batch(snap, index))
     batch.extend(_repository(snap, dirs, index, prose))
     entities = index.sorted_entities()
     batch.nodes[:0] = [entity_node(e) for e in entities]

@@ -128,9 +128,11 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker,
     """The quotes of the page whose sentence is closest to the question among the pages of
     the first hits (the next page when its quotes are not on the question's topic), or None.
     A service or module the question names brings its folder's README first, and that page
-    alone answers when there is one; a repository it names (by its README's title) brings its
-    root README first, alone when the question asks what it is ("what is Sock Shop?"), beside
-    the other pages when it asks something else ("how do I run Sock Shop locally?").
+    alone answers when there is one on the question's topic (else the other pages do: a
+    comment beside its code, ``connectors.code_comments``); a repository it names (by its
+    README's title) brings its root README first, alone when the question asks what it is
+    ("what is Sock Shop?"), beside the other pages when it asks something else ("how do I run
+    Sock Shop locally?").
 
     ``text_hits``: the first hits of the text strategies (keyword, vector), whose pages come
     after the fused order's: when the graph strategies' neighbours of a named entity fill the
@@ -150,7 +152,17 @@ async def quoted_page(ctx: SearchContext, fused: list[Hit], reranker: Reranker,
     # "how do I run the cart service?": cart's own README; else the first pages (the rows
     # come in the order of their first mention: "what is Sock Shop?" reads the repository's
     # README first, and its documentation pages after)
-    rows = own[:1] or rows[:PAGES]
+    if own:  # its own page alone, when on the question's topic; else the other pages
+        quoted = await _best(ctx, own[:1], reranker)
+        if quoted is not None:
+            return quoted
+    return await _best(ctx, [r for r in rows if r not in own[:1]][:PAGES], reranker)
+
+
+async def _best(ctx: SearchContext, rows: list[dict[str, Any]], reranker: Reranker
+                ) -> StrategyResult | None:
+    """The quotes of the page of ``rows`` whose sentence is closest to the question, or of
+    the next page when its quotes are not on the question's topic; None: none is."""
     how_to, asked = HOW_TO.search(ctx.query) is not None, content_words(ctx.query)
     found = [(i, s, add, holds) for i, row in enumerate(rows)
              for s, add, holds in _candidates(row, asked, how_to)]

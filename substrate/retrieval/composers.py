@@ -140,11 +140,33 @@ def _checked(facts: list[dict[str, Any]], cites: Citations, check: dict[str, Any
         via = "; ".join(f"{name(f.get('other'))} and {name(subject)} both use "
                         f"{name(f.get('target'))}" + "".join(cites.cite_all(h) for h in f["hops"])
                         for f in shared)
-        return (f"No direct call: no CALLS or DEPENDS_ON edge from {name(subject)} to "
-                f"{asked} is recorded, but {via}, a message broker through which messages may "
-                "pass between them (which of them publishes is not recorded).")
+        head = (f"No direct call: no CALLS or DEPENDS_ON edge from {name(subject)} to {asked} "
+                f"is recorded, but {via}, a message broker")
+        known = [f["messages"] for f in shared if f.get("messages") is not None]
+        if not known:
+            return (f"{head} through which messages may pass between them (which of them "
+                    "publishes is not recorded).")
+        passed = [m for k in known for m in k["flows"]]
+        if not passed:
+            return (f"{head}; as their code says, nothing one of them publishes is consumed "
+                    "by the other.")
+        return f"{head}; as their code says, " + "; ".join(_passed(m, cites) for m in passed) \
+            + "."
     return (f"No: no CALLS or DEPENDS_ON edge from {name(subject)} to {asked} "
             "is recorded. " + _directed(mine, cites, callers=False))
+
+
+def _passed(flow: dict[str, Any], cites: Citations) -> str:
+    """"payment publishes orders[1], which dispatch consumes[2]"."""
+    sent, got = flow["refs"]
+    return (f"{name(flow['from'])} publishes {flow['message']}"
+            + cites.cite({"evidence_ref": sent, "type": "PUBLISHES",
+                          "from": flow["from"].get("ceid"), "to": flow["message"],
+                          "source": "git"})
+            + f", which {name(flow['to'])} consumes"
+            + cites.cite({"evidence_ref": got, "type": "CONSUMES",
+                          "from": flow["to"].get("ceid"), "to": flow["message"],
+                          "source": "git"}))
 
 
 def _clients(facts: list[dict[str, Any]], cites: Citations, clients: list[dict[str, str]]

@@ -15,6 +15,8 @@ from substrate.retrieval import direct, owned_paths
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
 from substrate.retrieval.router import asks_where_stored, asks_whether
 from substrate.retrieval.scope import pg_connection
+from substrate.retrieval.strategies_messages import MAX_SERVICES as MAX_MESSAGE_SERVICES
+from substrate.retrieval.strategies_messages import flows
 
 SUGGESTED_DEADLINE_S = 1.0  # the queue's read for a subject with no edge: skipped past it
 
@@ -122,7 +124,29 @@ async def _shared_brokers(ctx: SearchContext, named: list[dict[str, Any]], other
         shared += [{"other": other, "target": r["target"],
                     "hops": [*mine[str(r["target"]["ceid"])]["hops"], *r["hops"]]}
                    for r in theirs if str(r["target"]["ceid"]) in mine]
+    if shared:  # what passes between them, as their code says (connectors.messages)
+        rows = await ctx.reader.rows("retrieval/message_flows", ctx.scope,
+                                     limit=MAX_MESSAGE_SERVICES)
+        sent = {str(f["service"]["ceid"]): f for f in flows(rows)}
+        for entry in shared:
+            entry["messages"] = passing(sent, str(named[0]["ceid"]), str(entry["other"]["ceid"]))
     return shared
+
+
+def passing(sent: dict[str, dict[str, Any]], a: str, b: str) -> dict[str, Any] | None:
+    """What ``a``'s code publishes that ``b``'s consumes and the other way round (``sent``:
+    ceid -> its messages, ``strategies_messages.flows``): ``{"flows": [{"from", "to",
+    "message", "refs"}]}``, empty flows when both send or receive something but nothing
+    passes between them; None when either sends and receives nothing recorded."""
+    if a not in sent or b not in sent:
+        return None
+    out = []
+    for src, dst in ((a, b), (b, a)):
+        for message, ref in sent[src]["publishes"].items():
+            if message in sent[dst]["consumes"]:
+                out.append({"from": sent[src]["service"], "to": sent[dst]["service"],
+                            "message": message, "refs": [ref, sent[dst]["consumes"][message]]})
+    return {"flows": out}
 
 
 async def _stores_first(ctx: SearchContext, rows: list[dict[str, Any]]

@@ -153,3 +153,21 @@ def test_a_service_whose_code_sends_nothing_falls_back_to_its_relations(
     body = ask(stack, tenant, "What messages does web publish?")
     assert body["route"]["intent"] == "messages"
     assert body["answer"].startswith("web depends on: checkout (DEPENDS_ON)"), body["answer"]
+
+
+def test_no_call_but_a_message_passes_through_the_broker(stack: Settings, tenant: str) -> None:
+    body = ask(stack, tenant, "Does checkout call accounting?")
+    answer = body["answer"]
+    assert answer.startswith("No direct call: no CALLS or DEPENDS_ON edge from checkout to "
+                             "accounting is recorded, but accounting and checkout both use "
+                             "kafka"), answer
+    assert answer.endswith("a message broker; as their code says, checkout publishes orders"
+                           "[3], which accounting consumes[4]."), answer
+    assert_cited(body, "checkout/main.go#L6", "accounting/Consumer.cs#L7")
+
+
+def test_no_call_and_nothing_passes_between_two_consumers(stack: Settings,
+                                                          tenant: str) -> None:
+    body = ask(stack, tenant, "Does accounting call fraud?")
+    assert body["answer"].endswith("a message broker; as their code says, nothing one of them "
+                                   "publishes is consumed by the other."), body["answer"]

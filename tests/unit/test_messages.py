@@ -175,3 +175,15 @@ def test_the_answers_name_both_ends_each_cited() -> None:
 
 def test_a_message_is_a_dataclass_of_role_name_line() -> None:
     assert Message("publishes", "orders", 3).role == "publishes"
+
+
+def test_what_passes_between_two_services() -> None:
+    from substrate.retrieval.strategies_graph import passing
+
+    sent = {str(f["service"]["ceid"]): f for f in flows(ROWS)}
+    found = passing(sent, "service:basket-api", "service:ordering-api")
+    assert found is not None
+    assert [(f["from"]["name"], f["message"], f["to"]["name"]) for f in found["flows"]] == [
+        ("ordering-api", "OrderStartedIntegrationEvent", "basket-api")]
+    assert passing(sent, "service:checkout", "service:basket-api") == {"flows": []}
+    assert passing(sent, "service:checkout", "service:web") is None  # web sends nothing

@@ -26,7 +26,8 @@ of the service (``const val topic = "orders"``, ``private const string TopicName
 "orders"``, Go's ``Topic = "orders"`` referred to as ``kafka.Topic``). A name that is neither
 (a variable, a generic type parameter) names nothing. Only files that mention a broker or an
 event bus are read for calls (:data:`_MESSAGING`), outside tests and vendored code; the
-constants of the others count when named for a topic, a queue, an exchange, ...
+constants of a file that sends or receives nothing count when named for a topic, a queue, an
+exchange or a routing key.
 
 Each name is recorded on the service as ``publishes`` / ``consumes``, cited at its first line
 (``attribute_refs``: ``publishes|<name>|<ref>``). For the replay's path filter,
@@ -87,7 +88,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # ``static final String TOPIC = "orders";``, Go's ``Topic = "orders"``, ``TOPIC = 'orders'``
 _CONSTANT = re.compile(r"""\b([A-Za-z_]\w*)\s*(?::\s*[\w<>?]+\s*)?:?=\s*["']([\w.\-/]+)["']""")
 # the constants of a file that mentions no broker that still count: named for a topic, ...
-_MESSAGE_CONSTANT = re.compile(r"topic|queue|exchange|event|channel|subject|stream", re.I)
+_MESSAGE_CONSTANT = re.compile(r"topic|queue|exchange|routing_?key", re.I)
 _TYPE_PARAMETER = re.compile(r"^T(?:[A-Z]\w*)?$")  # IConsumer<T>, IHandleMessages<TEvent>
 _NOT_NAMES = frozenset({"", "self", "this", "it", "msg", "message", "event", "data", "payload"})
 _COMMENT_LINE = re.compile(r"^\s*(?://|#|\*|/\*)")
@@ -104,13 +105,13 @@ class Message:
 def messages_in(text: str) -> tuple[tuple[Message, ...], tuple[tuple[str, str], ...]]:
     """What ``text`` (a source file) publishes and consumes, with each match's name as
     written (a literal or a constant's name: see :func:`resolve`), and the string constants
-    it defines (``(name, value)``) that may name one: all of a file that mentions a broker,
-    else those named for a topic, a queue, an exchange, ... (``KAFKA_TOPIC = "orders"``)."""
-    messaging = _MESSAGING.search(text) is not None
-    constants = tuple((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text)
-                      if messaging or _MESSAGE_CONSTANT.search(m.group(1)))
-    if not messaging:
-        return (), constants
+    it defines (``(name, value)``) that may name one: all of a file that publishes or
+    consumes, else those named for a topic, a queue, an exchange or a routing key
+    (``KAFKA_TOPIC = "orders"``, Go's ``Topic = "orders"``)."""
+    named = tuple((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text)
+                  if _MESSAGE_CONSTANT.search(m.group(1)))
+    if _MESSAGING.search(text) is None:
+        return (), named
     lines = text.splitlines()
     found: list[Message] = []
     for role, pattern in _PATTERNS:
@@ -125,6 +126,8 @@ def messages_in(text: str) -> tuple[tuple[Message, ...], tuple[tuple[str, str], 
                 literal = groups[0] if groups[0] is not None else groups[1]
                 name = literal if literal is not None else "$" + groups[2]
             found.append(Message(role, name, line))
+    constants = tuple((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text)) if found \
+        else named
     return tuple(sorted(set(found), key=lambda x: (x.line, x.role, x.name))), constants
 
 

@@ -23,7 +23,8 @@ words are searchable. ``MENTIONS`` edges go to the services it names.
 
 Read from source files (:func:`source_calls.is_source_path`) and configuration files (Compose,
 YAML, TOML, properties, Dockerfiles, ``.env``), outside tests and vendored code; like prose
-pages, at the last commit of a history replay only.
+pages, at the last commit of a history replay only; at most ``MAX_FILES`` files, those with the
+most reasons (each document's first line is blamed for its evidence, a ``git blame`` per file).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from substrate.graph.records import GraphBatch, NodeRecord, ceid
 
 KIND = "comments"
 MAX_FILE_CHARS = 200_000
-MAX_FILES = 300  # the files with the most reasons first, past that
+MAX_FILES = 60  # the files with the most reasons, past that (each is blamed for its first line)
 REASON = re.compile(
     r"\b(?:because|so\s+that|in\s+order\s+to|due\s+to|otherwise|workaround|work\s+around"
     r"|the\s+reason|reason\s+(?:is|being|for)|to\s+(?:prevent|avoid|enable|support|allow"
@@ -83,28 +84,42 @@ def _trailing(line: str) -> tuple[str, str] | None:
 def reasons(text: str) -> list[tuple[int, list[str], int | None]]:
     """``(first line, the comment's lines without their markers, line of the code it
     explains)`` of each comment that gives a reason (:data:`REASON`), in line order: the
-    code on the line after a run of comment lines, or on the comment's own line."""
-    lines = text.splitlines()
-    out: list[tuple[int, list[str], int | None]] = []
-    i = 0
-    while i < len(lines):
-        if lines[i].strip() and _LINE_COMMENT.match(lines[i]) is not None:
-            start, parts = i, []
-            while i < len(lines) and lines[i].strip() \
-                    and (m := _LINE_COMMENT.match(lines[i])) is not None:
-                parts.append(m.group(1))
-                i += 1
-            said = " ".join(p for p in parts if p)
-            code = i + 1 if i < len(lines) and lines[i].strip() else None
-            if REASON.search(said) and not _BOILERPLATE.search(said):
-                out.append((start + 1, parts, code))
+    code on the line after a run of comment lines, or on the comment's own line. Only the
+    lines around a match of :data:`REASON` are looked at (a file is read at C speed)."""
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    out: dict[int, tuple[int, list[str], int | None]] = {}
+    done: set[int] = set()
+    for match in REASON.finditer(text):
+        i = text.count("\n", 0, match.start())
+        if i in done:
             continue
-        trailing = _trailing(lines[i])
-        if trailing is not None and REASON.search(trailing[1]) \
-                and not _BOILERPLATE.search(trailing[1]):
-            out.append((i + 1, [trailing[1]], i + 1))
-        i += 1
-    return out
+        if _comment(lines[i]) is None:
+            trailing = _trailing(lines[i])
+            done.add(i)
+            if trailing is not None and REASON.search(trailing[1]) \
+                    and not _BOILERPLATE.search(trailing[1]):
+                out[i] = (i + 1, [trailing[1]], i + 1)
+            continue
+        first, last = i, i
+        while first > 0 and _comment(lines[first - 1]) is not None:
+            first -= 1
+        while last + 1 < len(lines) and _comment(lines[last + 1]) is not None:
+            last += 1
+        done.update(range(first, last + 1))
+        parts = [str(_comment(lines[k])) for k in range(first, last + 1)]
+        said = " ".join(p for p in parts if p)
+        code = last + 2 if last + 1 < len(lines) and lines[last + 1].strip() else None
+        if not _BOILERPLATE.search(said):
+            out[first] = (first + 1, parts, code)
+    return [out[k] for k in sorted(out)]
+
+
+def _comment(line: str) -> str | None:
+    """The text of a whole comment line, without its marker; None for any other line."""
+    if not line.strip():
+        return None
+    found = _LINE_COMMENT.match(line)
+    return found.group(1) if found is not None else None
 
 
 def rendered(text: str, found: list[tuple[int, list[str], int | None]]) -> str:
@@ -112,7 +127,7 @@ def rendered(text: str, found: list[tuple[int, list[str], int | None]]) -> str:
     numbers, then the code it explains (one paragraph: a quote of the reason carries the
     code), every other line blank. A comment after its code on one line reads "reason
     (code)"."""
-    source = text.splitlines()
+    source = [line.rstrip("\r") for line in text.split("\n")]
     lines = [""] * len(source)
     for start, parts, code in found:
         after = _trailing(source[start - 1]) if code == start else None

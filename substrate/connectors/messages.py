@@ -37,8 +37,8 @@ Each name is recorded on the service as ``publishes`` / ``consumes``, cited at i
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 
 from substrate.connectors.aliases import NameIndex
 from substrate.connectors.data_clients import state_values
@@ -46,9 +46,10 @@ from substrate.connectors.gitsource import GitSnapshot
 from substrate.connectors.source_calls import is_source_path
 
 ROLES = ("publishes", "consumes")
-# a file that may publish or consume: it mentions a broker, its client or an event bus
-_MESSAGING = re.compile(r"kafka|amqp|rabbit|pika|sarama|confluent|integrationevent|eventbus"
-                        r"|masstransit|nservicebus|servicebus|producer|consumer", re.I)
+# a file that may publish or consume: it mentions a broker, its client or an event bus (plain
+# substring tests of the lower-cased text: a case-insensitive alternation scans it far slower)
+_MESSAGING = ("kafka", "amqp", "rabbit", "pika", "sarama", "confluent", "integrationevent",
+              "eventbus", "masstransit", "nservicebus", "servicebus", "producer", "consumer")
 # the topic or queue: a string literal or a constant's name (``kafka.Topic``: Topic)
 _X = r"""(?:"([\w.\-/]+)"|'([\w.\-/]+)'|((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*))"""
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -89,6 +90,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 _CONSTANT = re.compile(r"""\b([A-Za-z_]\w*)\s*(?::\s*[\w<>?]+\s*)?:?=\s*["']([\w.\-/]+)["']""")
 # the constants of a file that mentions no broker that still count: named for a topic, ...
 _MESSAGE_CONSTANT = re.compile(r"topic|queue|exchange|routing_?key", re.I)
+_CONSTANT_WORDS = ("topic", "queue", "exchange", "routing_key", "routingkey")
 _TYPE_PARAMETER = re.compile(r"^T(?:[A-Z]\w*)?$")  # IConsumer<T>, IHandleMessages<TEvent>
 _NOT_NAMES = frozenset({"", "self", "this", "it", "msg", "message", "event", "data", "payload"})
 _COMMENT_LINE = re.compile(r"^\s*(?://|#|\*|/\*)")
@@ -101,16 +103,17 @@ class Message:
     line: int
 
 
-@lru_cache(maxsize=50_000)
 def messages_in(text: str) -> tuple[tuple[Message, ...], tuple[tuple[str, str], ...]]:
     """What ``text`` (a source file) publishes and consumes, with each match's name as
     written (a literal or a constant's name: see :func:`resolve`), and the string constants
     it defines (``(name, value)``) that may name one: all of a file that publishes or
     consumes, else those named for a topic, a queue, an exchange or a routing key
     (``KAFKA_TOPIC = "orders"``, Go's ``Topic = "orders"``)."""
+    lowered = text.lower()
     named = tuple((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text)
-                  if _MESSAGE_CONSTANT.search(m.group(1)))
-    if _MESSAGING.search(text) is None:
+                  if _MESSAGE_CONSTANT.search(m.group(1))) \
+        if any(w in lowered for w in _CONSTANT_WORDS) else ()
+    if not any(w in lowered for w in _MESSAGING):
         return (), named
     lines = text.splitlines()
     found: list[Message] = []
@@ -134,7 +137,7 @@ def messages_in(text: str) -> tuple[tuple[Message, ...], tuple[tuple[str, str], 
 def may_name_messages(blob: str, text: str) -> bool:
     """Does ``text`` publish or consume anything, or define a constant that may name what
     another file does? (The replay's path filter.)"""
-    messages, constants = messages_in(text)
+    messages, constants = _scanned(blob, text) if blob else messages_in(text)
     return bool(messages or constants)
 
 
@@ -157,9 +160,9 @@ def service_messages(snap: GitSnapshot, folder: str, others: list[str]
     inner = tuple(o.strip("/") + "/" for o in others
                   if o.strip("/") and o.strip("/") + "/" != prefix
                   and (o.strip("/") + "/").startswith(prefix))
-    paths = sorted(p for p in snap.files() if p.startswith(prefix) and is_source_path(p)
-                   and not p.startswith(inner))
-    scanned = {p: messages_in(snap.read(p)) for p in paths}
+    paths = [p for p in _sources(snap) if p.startswith(prefix) and not p.startswith(inner)]
+    snap.preload(paths)
+    scanned = {p: _scanned(snap.blobs[p], snap.read(p)) for p in paths}
     constants: dict[str, str] = {}
     for _, defined in scanned.values():
         for name, value in defined:
@@ -171,6 +174,32 @@ def service_messages(snap: GitSnapshot, folder: str, others: list[str]
             if resolved is not None:
                 out[message.role].setdefault(resolved, (path, message.line))
     return out
+
+
+_SOURCES: dict[tuple[str, str], tuple[str, ...]] = {}  # (repo, commit) -> its source files
+_BY_BLOB: OrderedDict[str, tuple[tuple[Message, ...], tuple[tuple[str, str], ...]]] = \
+    OrderedDict()  # blob id -> messages_in of its text, least recently used first
+CACHE_BLOBS = 100_000
+
+
+def _sources(snap: GitSnapshot) -> tuple[str, ...]:
+    """The snapshot's source files (:func:`is_source_path`), sorted; listed once per
+    snapshot."""
+    key = (str(snap.repo), snap.commit)
+    if key not in _SOURCES:
+        _SOURCES.clear()  # one snapshot at a time
+        _SOURCES[key] = tuple(p for p in snap.files() if is_source_path(p))
+    return _SOURCES[key]
+
+
+def _scanned(blob: str, text: str) -> tuple[tuple[Message, ...], tuple[tuple[str, str], ...]]:
+    """:func:`messages_in` of a blob's text, once per blob."""
+    found = _BY_BLOB.get(blob)
+    if found is None:
+        found = _BY_BLOB[blob] = messages_in(text)
+        while len(_BY_BLOB) > CACHE_BLOBS:
+            _BY_BLOB.popitem(last=False)
+    return found
 
 
 def infer_messages(snap: GitSnapshot, index: NameIndex, dirs: dict[str, str]) -> None:

@@ -245,8 +245,7 @@ def _declarations(snap: GitSnapshot, folder: str) -> list[tuple[str, str, int]]:
         path = posixpath.join(base, name) if base else name
         if snap.exists(path):
             found += [(path, d, line) for d, line in declared(name, snap.read(path))]
-    projects = sorted(p for p in snap.files()
-                      if posixpath.dirname(p) == base and p.endswith(PROJECT_FILES))
+    projects = [p for p in snap.in_folder(base) if p.endswith(PROJECT_FILES)]
     seen = set(projects)
     while projects:
         path = projects.pop(0)

@@ -8,6 +8,7 @@ only the files each commit changed; the texts are kept up to ``TEXT_CACHE_CHARS`
 
 from __future__ import annotations
 
+import posixpath
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
@@ -63,6 +64,7 @@ class GitSnapshot:
         self._files: tuple[str, ...] = ()
         self._texts: dict[str, str] = {}
         self._refs: dict[tuple[str, int], str] = {}
+        self._folders: dict[str, tuple[str, ...]] | None = None
 
     @property
     def short(self) -> str:
@@ -79,6 +81,16 @@ class GitSnapshot:
     def files(self) -> tuple[str, ...]:
         """Every file path of the commit, sorted."""
         return self._files if self._blobs is not None else tuple(sorted(self.blobs))
+
+    def in_folder(self, folder: str) -> tuple[str, ...]:
+        """The paths of the files directly in ``folder`` ("" for the root), sorted (indexed
+        once per snapshot: a folder's project files are looked up per service)."""
+        if self._folders is None:
+            grouped: dict[str, list[str]] = {}
+            for path in self.files():
+                grouped.setdefault(posixpath.dirname(path), []).append(path)
+            self._folders = {k: tuple(v) for k, v in grouped.items()}
+        return self._folders.get(folder.strip("/"), ())
 
     def exists(self, path: str) -> bool:
         return path in self.blobs

@@ -204,8 +204,7 @@ def folder_language(snap: GitSnapshot, folder: str) -> tuple[str, str, int] | No
                 language = "Kotlin"
             return language, at(name), first_line(snap, at(name))
     for extension, language in PROJECT_LANGUAGES:
-        projects = sorted(p for p in snap.files()
-                          if posixpath.dirname(p) == base and p.endswith(extension))
+        projects = [p for p in snap.in_folder(base) if p.endswith(extension)]
         if projects:
             return language, projects[0], first_line(snap, projects[0])
     built = dockerfile_language(snap, dockerfile_path(base))
@@ -315,8 +314,7 @@ def _build_paths(snap: GitSnapshot, folder: str, name: str) -> list[str]:
     """The build files ``name`` of ``folder`` that exist: ``*.csproj`` is every file of the
     folder with that extension."""
     if name.startswith("*"):
-        return sorted(p for p in snap.files()
-                      if posixpath.dirname(p) == folder and p.endswith(name[1:]))
+        return [p for p in snap.in_folder(folder) if p.endswith(name[1:])]
     path = posixpath.join(folder, name) if folder else name
     return [path] if snap.exists(path) else []
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from substrate.connectors.gitcmd import GitError, run_git, tree_blobs
@@ -43,6 +45,9 @@ _PARENTS: dict[tuple[str, str], FirstParent | None] = {}
 _LATEST: dict[tuple[str, str], str] = {}  # (repo, path) -> commit of its newest blame kept
 _SAME_AS: dict[tuple[str, str], str] = {}  # (repo, commit) -> an older commit, same files read
 _LIMIT = 20_000
+# (repo, commit, path) -> (since, git's output of the ranged blame since..commit), run ahead
+_AHEAD: dict[tuple[str, str, str], tuple[str, Future[bytes | None]]] = {}
+AHEAD_WORKERS = 3
 
 
 def same_files_as(repo: Path, commit: str, earlier: str) -> None:
@@ -67,6 +72,13 @@ def parse_porcelain(text: str, path: str = "") -> Origins:
 
 def _porcelain(text: str, path: str) -> tuple[Origins, set[str]]:
     """:func:`parse_porcelain` and the boundary commits (a ranged blame's lower end)."""
+    by_line, boundary = _porcelain_lines(text, path)
+    return tuple(by_line[n] for n in sorted(by_line)), boundary
+
+
+def _porcelain_lines(text: str, path: str) -> tuple[dict[int, Origin], set[str]]:
+    """``final line -> origin`` of the lines a blame reports (every line, or those of its
+    ``-L`` ranges), and the boundary commits."""
     boundary: set[str] = set()
     found: dict[int, tuple[str, int]] = {}
     group_of: dict[int, int] = {}
@@ -90,7 +102,7 @@ def _porcelain(text: str, path: str) -> tuple[Origins, set[str]]:
             group_file[-1] = name
         elif line == "boundary":
             boundary.add(group_sha)
-    return tuple((*found[n], group_file[group_of[n]]) for n in sorted(found)), boundary
+    return {n: (*found[n], group_file[group_of[n]]) for n in found}, boundary
 
 
 def declare_first_parent(repo: Path, commit: str, parent: str, changed: Collection[str]) -> None:
@@ -150,9 +162,12 @@ def _since_kept(repo: Path, commit: str, path: str) -> Origins | None:
     since = _LATEST.get((str(repo), path))
     if since is None or since == commit:
         return None
-    try:
-        out = run_git(repo, "blame", "--porcelain", f"{since}..{commit}", "--", path)
-    except GitError:
+    ahead = _AHEAD.pop((str(repo), commit, path), None)
+    if ahead is not None and ahead[0] == since:
+        out = ahead[1].result()
+    else:
+        out = _ranged(repo, since, commit, path)
+    if out is None:
         return None
     ranged, boundary = _porcelain(out.decode("utf-8", "replace"), path)
     origins: list[Origin] = []
@@ -165,6 +180,69 @@ def _since_kept(repo: Path, commit: str, path: str) -> Origins | None:
             return None
         origins.append(kept[1][line - 1])
     return tuple(origins)
+
+
+def _ranged(repo: Path, since: str, commit: str, path: str) -> bytes | None:
+    """git's porcelain of the blame of ``path`` from ``since`` to ``commit``, None when it
+    fails."""
+    try:
+        return run_git(repo, "blame", "--porcelain", f"{since}..{commit}", "--", path)
+    except GitError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def _pool() -> ThreadPoolExecutor:
+    """The threads that wait on :func:`blame_ahead`'s git processes (kept: starting threads
+    per commit cost more than the waits they save)."""
+    return ThreadPoolExecutor(max_workers=AHEAD_WORKERS, thread_name_prefix="blame-ahead")
+
+
+def blame_ahead(repo: Path, commit: str, paths: Iterable[str]) -> None:
+    """Start, side by side (:data:`AHEAD_WORKERS` git processes at once) and while the
+    caller goes on, the ranged blames :func:`blame` will run at ``commit`` for those of
+    ``paths`` (the files changed since the commit parsed before) whose blame was kept at an
+    older commit: a replay's connectors ask for them one at a time, each waiting on its own
+    git process. Only git's output is kept (:func:`_since_kept` waits for it and reads it as
+    it would its own call's); what is not asked for at ``commit`` is dropped at the next
+    call."""
+    for _, unasked in _AHEAD.values():
+        unasked.cancel()  # not started yet: not run
+    _AHEAD.clear()
+    todo = [(path, since) for path in dict.fromkeys(paths)
+            if (since := _LATEST.get((str(repo), path))) is not None and since != commit
+            and (str(repo), commit, path) not in _CACHE]
+    for path, since in todo:
+        _AHEAD[(str(repo), commit, path)] = (
+            since, _pool().submit(_ranged, repo, since, commit, path))
+
+
+def is_known(repo: Path, commit: str, blob: str, path: str) -> bool:
+    """Is the blame of ``path`` (blob ``blob``) at ``commit`` kept, or its first parent's
+    for the same blob, so that :func:`blame` runs no git (a parent not declared or looked up
+    before is not looked up)?"""
+    if (str(repo), commit, path) in _CACHE:
+        return True
+    parent = _PARENTS.get((str(repo), commit))
+    if parent is None or not parent.same_blob(path, blob):
+        return False
+    cached = _CACHE.get((str(repo), _SAME_AS.get((str(repo), parent.sha), parent.sha), path))
+    return cached is not None and cached[0] == blob
+
+
+def blame_lines(repo: Path, commit: str, path: str, lines: Collection[int]) -> dict[int, Origin]:
+    """Origins of some lines of ``path`` at ``commit`` (those it has): one ``git blame`` of
+    only those lines (``-L n,n`` each), the origins a whole file's blame gives them, in about
+    half its time when the lines are few. Not kept: for a file read once (comments at a
+    replay's last commit), not commit after commit."""
+    ranges = [arg for n in sorted(set(lines)) if n >= 1 for arg in ("-L", f"{n},{n}")]
+    if not ranges:
+        return {}
+    try:
+        out = run_git(repo, "blame", "--porcelain", *ranges, commit, "--", path)
+    except GitError:  # a line past the end (git refuses the whole call): none found
+        return {}
+    return _porcelain_lines(out.decode("utf-8", "replace"), path)[0]
 
 
 def blame_line(

@@ -24,7 +24,8 @@ words are searchable. ``MENTIONS`` edges go to the services it names.
 Read from source files (:func:`source_calls.is_source_path`) and configuration files (Compose,
 YAML, TOML, properties, Dockerfiles, ``.env``), outside tests and vendored code; like prose
 pages, at the last commit of a history replay only; at most ``MAX_FILES`` files, those with the
-most reasons (each document's first line is blamed for its evidence, a ``git blame`` per file).
+most reasons (each document's first line and the lines naming a service are blamed for
+its evidence, one ranged ``git blame`` per file).
 """
 
 from __future__ import annotations
@@ -154,13 +155,18 @@ def comments_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
             if said:
                 found.append((path, text, said))
     found.sort(key=lambda f: -len(f[2]))
-    batch = GraphBatch()
+    kept = []
     for path, text, said in sorted(found[:MAX_FILES]):
         body = rendered(text, said)
+        kept.append((path, said, body, find_mentions(parse_markdown(body).body, index)))
+    # the lines cited: one ranged blame per file (these files are read at one commit only)
+    snap.prefetch_refs({path: [said[0][0], *(m.line for m in mentions)]
+                        for path, said, _, mentions in kept})
+    batch = GraphBatch()
+    for path, said, body, mentions in kept:
         cid = ceid("doc", path)
         props = {"name": path, "path": path, "text": body, "kind": KIND}
         batch.nodes.append(NodeRecord(cid, "Document", props, (snap.ref(path, said[0][0]),)))
-        mentions = find_mentions(parse_markdown(body).body, index)
         batch.edges.extend(mention_edges("MENTIONS", cid, mentions, index,
                                          partial(snap.ref, path)))
     return batch

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 _ADDRESS_VAR = re.compile(
@@ -102,6 +103,7 @@ def _k8s(host: str, address: str, port: int | None) -> HostRef:
 DSN_PASSWORD = re.compile(r"(^|[\s=])([^\s:@/=]+:)[^@\s]+(@(?:tcp|unix)\()")
 
 
+@lru_cache(maxsize=16_384)
 def mask_passwords(value: str) -> str:
     """``value`` with the password of a URL, of a key=value connection string or of a Go
     MySQL DSN masked."""
@@ -153,6 +155,15 @@ def _libpq(value: str) -> list[HostRef]:
 
 def hosts_in(var: str, value: str) -> list[HostRef]:
     """Host references in one environment variable (``[]`` when it names none)."""
+    return list(_hosts_in(var, value))
+
+
+@lru_cache(maxsize=16_384)  # a replay reads the same variables at every commit it parses
+def _hosts_in(var: str, value: str) -> tuple[HostRef, ...]:
+    return tuple(_find_hosts(var, value))
+
+
+def _find_hosts(var: str, value: str) -> list[HostRef]:
     value = value.strip()
     dsn = _GO_DSN.search(value)
     if dsn is not None and "://" not in value:

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
-from substrate.connectors.blame import blame_line
+from substrate.connectors.blame import blame_line, blame_lines, is_known
 from substrate.connectors.gitcmd import (
     GitError,
     read_blobs,
@@ -122,6 +122,23 @@ class GitSnapshot:
         if path not in self._texts:
             self.preload([path])
         return self._texts[path]
+
+    def prefetch_refs(self, wanted: dict[str, Iterable[int]]) -> None:
+        """Find the origins of a few lines per file at once (``path -> line numbers``), one
+        ranged ``git blame`` per file whose blame is not known already (:meth:`ref` then
+        answers from them): for files read at one commit only, where a whole file's blame
+        would not be reused."""
+        for path, lines in wanted.items():
+            blob = self.blobs.get(path)
+            if blob is None or is_known(self.repo, self.commit, blob, path):
+                continue
+            text = self.read(path)
+            count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+            todo = {n for n in lines if 1 <= n <= count and (path, n) not in self._refs}
+            if not todo:
+                continue
+            for n, origin in blame_lines(self.repo, self.commit, path, todo).items():
+                self._refs[(path, n)] = f"{origin[2]}#L{origin[1]}@{origin[0][:7]}"
 
     def ref(self, path: str, line: int) -> str:
         """Evidence reference ``path#L<line>@<commit>`` of the line's origin (see above;

@@ -6,6 +6,7 @@ Kubernetes (:mod:`manifests`) and Cloud Foundry (:mod:`cloudfoundry`) readers.""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from substrate.connectors.endpoints import mask_passwords
 from substrate.connectors.yamlnodes import Fact
@@ -62,6 +63,7 @@ def _image_words(image: str | None) -> set[str]:
     return set(WORD.findall(path.split("/", 1)[-1] if "." in path.split("/")[0] else path))
 
 
+@lru_cache(maxsize=4096)  # asked per workload and commit, for a few hundred images at most
 def infra_kind(image: str | None) -> str | None:
     """Infrastructure kind of a container image, ``None`` for an application image (and for
     a tool that runs beside a datastore: ``_BESIDE``)."""
@@ -93,6 +95,7 @@ TELEMETRY: tuple[tuple[str, tuple[str, ...]], ...] = (
 )  # fmt: skip
 
 
+@lru_cache(maxsize=4096)
 def telemetry_product(image: str | None) -> str | None:
     """The observability product a container image runs ("otel/opentelemetry-collector-contrib:
     0.98" -> opentelemetry-collector, "jaegertracing/all-in-one" -> jaeger), ``None`` for any
@@ -111,6 +114,7 @@ def port_kind(ports: list[str]) -> str | None:
     return None
 
 
+@lru_cache(maxsize=16_384)
 def redact(var: str, value: str) -> str:
     """``VAR=value`` with secrets masked (secret-named variables, passwords inside URLs and
     connection strings)."""

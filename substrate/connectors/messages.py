@@ -52,38 +52,51 @@ _MESSAGING = ("kafka", "amqp", "rabbit", "pika", "sarama", "confluent", "integra
               "eventbus", "masstransit", "nservicebus", "servicebus", "producer", "consumer")
 # the topic or queue: a string literal or a constant's name (``kafka.Topic``: Topic)
 _X = r"""(?:"([\w.\-/]+)"|'([\w.\-/]+)'|((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*))"""
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (role, re.compile(pattern, re.S)) for role, pattern in (
+# each with the substrings any of its matches holds (a pattern runs only on a text holding one:
+# Python's re scans a text for a pattern that starts with \b or a class at ~25 MB/s)
+_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = tuple(
+    (role, hints, re.compile(pattern, re.S)) for role, hints, pattern in (
         # event classes
-        ("consumes", r"\b(?:IIntegrationEventHandler|IConsumer|IHandleMessages)\s*<\s*(\w+)\s*>"),
-        ("consumes", r"\bAddSubscription\s*<\s*(\w+)\s*,"),
-        ("publishes", r"\bnew\s+(\w+IntegrationEvent)\s*\("),
-        ("publishes", r"\.Publish(?:Async)?\s*(?:<\w+>)?\s*\(\s*new\s+(\w+)\s*[({]"),
+        ("consumes", ("IConsumer", "IHandleMessages", "IIntegrationEventHandler"),
+         r"\b(?:IIntegrationEventHandler|IConsumer|IHandleMessages)\s*<\s*(\w+)\s*>"),
+        ("consumes", ("AddSubscription",), r"\bAddSubscription\s*<\s*(\w+)\s*,"),
+        ("publishes", ("IntegrationEvent",), r"\bnew\s+(\w+IntegrationEvent)\s*\("),
+        ("publishes", (".Publish",),
+         r"\.Publish(?:Async)?\s*(?:<\w+>)?\s*\(\s*new\s+(\w+)\s*[({]"),
         # Kafka
-        ("publishes", r"\bProducerMessage\s*\{[^}]*?\bTopic\s*:\s*" + _X),
-        ("publishes", r"\bWriter\s*\{[^}]*?\bTopic\s*:\s*" + _X),
-        ("consumes", r"\bReaderConfig\s*\{[^}]*?\bTopic\s*:\s*" + _X),
-        ("publishes", r"\bnew\s+ProducerRecord\s*(?:<[^>]*>)?\s*\(\s*" + _X),
-        ("publishes", r"\b\w*[kK]afkaTemplate\s*\.send(?:Default)?\s*\(\s*" + _X),
-        ("publishes", r"\bproducer\s*\.\s*send\s*\(\s*\{\s*topic\s*:\s*" + _X),
-        ("publishes", r"\b\w*[pP]roducer\s*\.\s*(?:send|produce|Produce|ProduceAsync)\s*\(\s*"
-                      r"(?:topic\s*=\s*)?" + _X),
-        ("consumes", r"(?:\.|\b)[sS]ubscribe\s*\(\s*\{\s*topics?\s*:\s*\[?\s*" + _X),
-        ("consumes", r"(?:\.|(?<![\w.]))[sS]ubscribe\s*\(\s*(?:(?:listOf|setOf|List\.of"
-                     r"|Arrays\.asList|Collections\.singletonList)\s*\(\s*|new\s*\[\]\s*\{\s*"
-                     r"|\[\s*)?(?:topics\s*=\s*\[?\s*)?" + _X),
-        ("consumes", r"@KafkaListener\s*\([^)]*?\btopics\s*=\s*\{?\s*" + _X),
-        ("consumes", r"\bKafkaConsumer\s*\(\s*" + _X),
-        ("consumes", r"\bConsumePartition\s*\(\s*" + _X),
-        ("consumes", r"\.Consume\s*\(\s*\w+\s*,\s*\[\]string\s*\{\s*" + _X),
+        ("publishes", ("ProducerMessage",), r"\bProducerMessage\s*\{[^}]*?\bTopic\s*:\s*" + _X),
+        ("publishes", ("Writer",), r"\bWriter\s*\{[^}]*?\bTopic\s*:\s*" + _X),
+        ("consumes", ("ReaderConfig",), r"\bReaderConfig\s*\{[^}]*?\bTopic\s*:\s*" + _X),
+        ("publishes", ("ProducerRecord",),
+         r"\bnew\s+ProducerRecord\s*(?:<[^>]*>)?\s*\(\s*" + _X),
+        ("publishes", ("afkaTemplate",),
+         r"\b\w*[kK]afkaTemplate\s*\.send(?:Default)?\s*\(\s*" + _X),
+        ("publishes", ("producer",), r"\bproducer\s*\.\s*send\s*\(\s*\{\s*topic\s*:\s*" + _X),
+        ("publishes", ("roducer",),
+         r"\b\w*[pP]roducer\s*\.\s*(?:send|produce|Produce|ProduceAsync)\s*\(\s*"
+         r"(?:topic\s*=\s*)?" + _X),
+        ("consumes", ("ubscribe",),
+         r"(?:\.|\b)[sS]ubscribe\s*\(\s*\{\s*topics?\s*:\s*\[?\s*" + _X),
+        ("consumes", ("ubscribe",),
+         r"(?:\.|(?<![\w.]))[sS]ubscribe\s*\(\s*(?:(?:listOf|setOf|List\.of"
+         r"|Arrays\.asList|Collections\.singletonList)\s*\(\s*|new\s*\[\]\s*\{\s*"
+         r"|\[\s*)?(?:topics\s*=\s*\[?\s*)?" + _X),
+        ("consumes", ("@KafkaListener",),
+         r"@KafkaListener\s*\([^)]*?\btopics\s*=\s*\{?\s*" + _X),
+        ("consumes", ("KafkaConsumer",), r"\bKafkaConsumer\s*\(\s*" + _X),
+        ("consumes", ("ConsumePartition",), r"\bConsumePartition\s*\(\s*" + _X),
+        ("consumes", (".Consume",), r"\.Consume\s*\(\s*\w+\s*,\s*\[\]string\s*\{\s*" + _X),
         # RabbitMQ
-        ("publishes", r"\bbasic_publish\s*\([^)]*?\bexchange\s*=\s*" + _X),
-        ("publishes", r"\bbasic_publish\s*\([^)]*?\brouting_key\s*=\s*" + _X),
-        ("publishes", r"\.(?:publish|sendToQueue)\s*\(\s*" + _X),
-        ("publishes", r"\bconvertAndSend\s*\(\s*" + _X),
-        ("consumes", r"\bbasic_consume\s*\([^)]*?\bqueue\s*=\s*" + _X),
-        ("consumes", r"\.[cC]onsume\s*\(\s*" + _X),
-        ("consumes", r"@RabbitListener\s*\([^)]*?\bqueues\s*=\s*\{?\s*" + _X),
+        ("publishes", ("basic_publish",),
+         r"\bbasic_publish\s*\([^)]*?\bexchange\s*=\s*" + _X),
+        ("publishes", ("basic_publish",),
+         r"\bbasic_publish\s*\([^)]*?\brouting_key\s*=\s*" + _X),
+        ("publishes", (".publish", ".sendToQueue"), r"\.(?:publish|sendToQueue)\s*\(\s*" + _X),
+        ("publishes", ("convertAndSend",), r"\bconvertAndSend\s*\(\s*" + _X),
+        ("consumes", ("basic_consume",), r"\bbasic_consume\s*\([^)]*?\bqueue\s*=\s*" + _X),
+        ("consumes", (".consume", ".Consume"), r"\.[cC]onsume\s*\(\s*" + _X),
+        ("consumes", ("@RabbitListener",),
+         r"@RabbitListener\s*\([^)]*?\bqueues\s*=\s*\{?\s*" + _X),
     ))
 # a constant: ``const val topic = "orders"``, ``private const string TopicName = "orders";``,
 # ``static final String TOPIC = "orders";``, Go's ``Topic = "orders"``, ``TOPIC = 'orders'``
@@ -94,6 +107,40 @@ _CONSTANT_WORDS = ("topic", "queue", "exchange", "routing_key", "routingkey")
 _TYPE_PARAMETER = re.compile(r"^T(?:[A-Z]\w*)?$")  # IConsumer<T>, IHandleMessages<TEvent>
 _NOT_NAMES = frozenset({"", "self", "this", "it", "msg", "message", "event", "data", "payload"})
 _COMMENT_LINE = re.compile(r"^\s*(?://|#|\*|/\*)")
+
+
+def _named_constants(text: str, lowered: str) -> tuple[tuple[str, str], ...]:
+    """``(name, value)`` of the string constants of ``text`` named for a topic, a queue, an
+    exchange or a routing key. Looked for only on the lines holding one of those words (and
+    the two after each, for a value on the next line): a name holds the word, and a scan of
+    the whole text for any constant is ~40x slower (every word may start one)."""
+    if not any(w in lowered for w in _CONSTANT_WORDS):
+        return ()
+    if len(lowered) != len(text):  # a character whose lower case is longer ('İ'): no map
+        return tuple(dict.fromkeys((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text)
+                                   if _MESSAGE_CONSTANT.search(m.group(1))))
+    starts: list[int] = []
+    for word in _CONSTANT_WORDS:
+        at = lowered.find(word)
+        while at >= 0:
+            starts.append(lowered.rfind("\n", 0, at) + 1)
+            at = lowered.find(word, at + len(word))
+    regions: list[list[int]] = []
+    for start in sorted(set(starts)):
+        end = start
+        for _ in range(3):  # this line and two more
+            nl = text.find("\n", end)
+            end = len(text) if nl < 0 else nl + 1
+        if regions and start <= regions[-1][1]:
+            regions[-1][1] = max(end, regions[-1][1])
+        else:
+            regions.append([start, end])
+    found: dict[tuple[str, str], None] = {}
+    for start, end in regions:
+        for m in _CONSTANT.finditer(text, start, end):
+            if _MESSAGE_CONSTANT.search(m.group(1)):
+                found[(m.group(1), m.group(2))] = None
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -110,14 +157,14 @@ def messages_in(text: str) -> tuple[tuple[Message, ...], tuple[tuple[str, str], 
     consumes, else those named for a topic, a queue, an exchange or a routing key
     (``KAFKA_TOPIC = "orders"``, Go's ``Topic = "orders"``)."""
     lowered = text.lower()
-    named = tuple((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text)
-                  if _MESSAGE_CONSTANT.search(m.group(1))) \
-        if any(w in lowered for w in _CONSTANT_WORDS) else ()
+    named = _named_constants(text, lowered)
     if not any(w in lowered for w in _MESSAGING):
         return (), named
     lines = text.splitlines()
     found: list[Message] = []
-    for role, pattern in _PATTERNS:
+    for role, hints, pattern in _PATTERNS:
+        if not any(h in text for h in hints):
+            continue
         for m in pattern.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             if 0 < line <= len(lines) and _COMMENT_LINE.match(lines[line - 1]):

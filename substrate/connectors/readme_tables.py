@@ -23,6 +23,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -91,6 +92,13 @@ def table_paths(snap: GitSnapshot) -> list[str]:
 def service_rows(text: str) -> list[ServiceRow]:
     """The rows of every service table in ``text`` (see the module docstring), and the list
     items naming a service with what it is (:func:`_item`)."""
+    return list(_service_rows(text))
+
+
+@lru_cache(maxsize=256)
+def _service_rows(text: str) -> tuple[ServiceRow, ...]:
+    """:func:`service_rows`, once per text (a history replay reads the same README at every
+    commit it parses: parsing its Markdown again was a sixth of bank-of-anthos' parse)."""
     rows: list[ServiceRow] = []
     columns: _Columns | None = None  # inside a table: None until its header row is read
     in_table = False
@@ -121,7 +129,7 @@ def service_rows(text: str) -> list[ServiceRow]:
                     rows.append(row)
         elif token.type == "table_close":
             in_table = False
-    return rows
+    return tuple(rows)
 
 
 # a list item naming a service and saying what it is: "- **Visits Service**: Manages pet

@@ -30,9 +30,9 @@ from typing import IO, Any
 
 import substrate
 from substrate.connectors import renames
-from substrate.connectors.blame import declare_first_parent, same_files_as
+from substrate.connectors.blame import blame_ahead, declare_first_parent, same_files_as
 from substrate.connectors.chunking import ChunkerConfig, chunk_document
-from substrate.connectors.gitcmd import GitError, batch_reader, known_tree
+from substrate.connectors.gitcmd import GitError, batch_reader, known_commits, known_tree
 from substrate.connectors.gitrepo import batch_at
 from substrate.connectors.path_filter import (
     Change,
@@ -91,8 +91,10 @@ class HistoryParser:
         self.repo, self.shas = repo, list(shas)
         self.to_parse: set[str] | None = None
         self._trees: TreeWalk | None = None
+        self._changes: dict[str, tuple[Change, ...]] = {}
         if path_filter:
-            changes = changed_paths(repo)
+            changes = self._changes = changed_paths(repo)
+            known_commits(repo, changes)  # git listed them: no rev-parse per snapshot
             raw = raw_blob_changes(repo)  # the content test's and the tree walk's
             self.to_parse = commits_to_parse(self.shas, changes, reversed(list(changes)),
                                              hits=content_hits(repo, raw=raw))
@@ -109,13 +111,18 @@ class HistoryParser:
     def _parse(self) -> Iterator[Parsed]:
         parsed, previous = "", None
         written = ""  # repr of the batch written last ("" after a rename's merge)
+        changed: set[str] = set()  # the paths changed since the commit parsed last
         for sha in self.shas:
+            changed.update(path for _, path in self._changes.get(sha, ()))
             if self.to_parse is not None and sha not in self.to_parse and parsed:
                 same_files_as(self.repo, sha, parsed)
                 yield Parsed(sha, parsed=False)
                 continue
             if self._trees is not None:
                 known_tree(self.repo, sha, self._trees.at(sha))
+            if parsed:  # the blames its connectors will ask for, run side by side
+                blame_ahead(self.repo, sha, sorted(changed))
+            changed.clear()
             # the prose pages (READMEs, documentation) at the last commit only: read at every
             # commit that edits one, they made a replay of a documented repository several
             # times slower (fac: 328 snapshots instead of 102) for a history nobody asks for

@@ -80,6 +80,19 @@ def test_the_replay_reads_a_file_that_sends_receives_or_names_a_topic() -> None:
     assert not may_name_messages("b4", 'GREETING = "hello"\nprint(GREETING)\n')
 
 
+def test_constants_named_for_a_topic_wherever_they_are_written() -> None:
+    """The constants of a file that sends nothing are looked for on the lines naming a topic,
+    queue, exchange or routing key only: a value on the next line, several on one line, one
+    repeated, and a text whose lower case is longer than itself ('İ') all read as before."""
+    text = ("x = 1\nORDERS_TOPIC =\n  'orders'\nA_QUEUE = 'q1'; B_EXCHANGE = \"ex\"\n"
+            "GREETING = 'hi'\nORDERS_TOPIC = 'orders'\nrouting_key: str = 'rk'\n")
+    expected = (("ORDERS_TOPIC", "orders"), ("A_QUEUE", "q1"), ("B_EXCHANGE", "ex"),
+                ("routing_key", "rk"))
+    assert messages_in(text) == ((), expected)
+    assert messages_in("# İstanbul\n" + text) == ((), expected)
+    assert messages_in("TOPICS = ['a', 'b']\n") == ((), ())
+
+
 def test_a_service_s_messages_with_constants_of_its_other_files(tmp_path: Path) -> None:
     """checkout's topic is a constant of its kafka package; accounting consumes it; the
     messages are cited where sent and subscribed."""

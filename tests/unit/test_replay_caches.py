@@ -68,6 +68,32 @@ def test_kept_and_ranged_blames_equal_full_ones(tmp_path: Path) -> None:
     assert ranged >= 3  # the ranged blame was taken, not only full ones
 
 
+def test_blames_run_ahead_equal_the_ones_run_when_asked(tmp_path: Path) -> None:
+    """A replay starts the ranged blames of the files changed since the commit it parsed
+    last, side by side, before its connectors ask: the origins are those of a full blame;
+    a path never blamed is not started, and what is not asked for is dropped."""
+    repo = _history(tmp_path)
+    changes = changed_paths(repo)
+    newest_first = list(changes)
+    for commit, parent in zip(newest_first, newest_first[1:], strict=False):
+        blames.declare_first_parent(repo, commit, parent, {p for _, p in changes[commit]})
+    commits = [c.sha for c in list_commits(repo)]
+    started = 0
+    for before, commit in zip(commits, commits[1:], strict=False):
+        blobs = tree_blobs(repo, before)
+        for path in sorted(p for p in blobs if p.endswith(".yaml")):
+            blames.blame(repo, before, blobs[path], path)
+        blames.blame_ahead(repo, commit, [p for _, p in changes[commit]] + ["never.yaml"])
+        assert (str(repo), commit, "never.yaml") not in blames._AHEAD
+        started += len(blames._AHEAD)
+        after = tree_blobs(repo, commit)
+        for path in sorted(p for p in after if p.endswith(".yaml")):
+            assert blames.blame(repo, commit, after[path], path) == _full(repo, commit, path)
+    assert started >= 3
+    blames.blame_ahead(repo, commits[-1], [])
+    assert not blames._AHEAD
+
+
 def test_a_ranged_blame_gives_up_when_the_kept_one_is_gone(tmp_path: Path) -> None:
     repo = _history(tmp_path)
     commits = [c.sha for c in list_commits(repo)]
@@ -78,6 +104,29 @@ def test_a_ranged_blame_gives_up_when_the_kept_one_is_gone(tmp_path: Path) -> No
     later = tree_blobs(repo, commits[1])
     assert blames.blame(repo, commits[1], later["a.yaml"], "a.yaml") == _full(
         repo, commits[1], "a.yaml")
+
+
+def test_some_lines_blamed_at_once_cite_what_a_full_blame_cites(tmp_path: Path) -> None:
+    """A file read at one commit only (comments at a replay's last commit) has the few
+    lines it cites blamed together (``-L n,n`` each): the same references as a whole file's
+    blame, across a merge, a revert and a rename; a line past the end is left to
+    :meth:`GitSnapshot.ref`."""
+    repo = _history(tmp_path)
+    for commit in [c.sha for c in list_commits(repo)]:
+        snap = GitSnapshot(repo, commit)
+        for path in (p for p in snap.files() if p.endswith(".yaml")):
+            assert blames.blame_lines(repo, commit, path, [2, 6, 8]) == {
+                n: _full(repo, commit, path)[n - 1] for n in (2, 6, 8)}
+            snap.prefetch_refs({path: [1, 6, 99]})
+            assert (path, 99) not in snap._refs
+            assert not blames.is_known(repo, commit, snap.blobs[path], path)
+            fresh = GitSnapshot(repo, commit)
+            for n in (1, 6):
+                origin = _full(repo, commit, path)[n - 1]
+                assert snap._refs[(path, n)] == f"{origin[2]}#L{origin[1]}@{origin[0][:7]}"
+                assert snap.ref(path, n) == fresh.ref(path, n)
+            assert blames.is_known(repo, commit, snap.blobs[path], path)  # fresh blamed it
+    assert blames.blame_lines(repo, commit, "b.yaml", [99]) == {}
 
 
 def test_texts_are_read_by_blob_at_every_commit(tmp_path: Path) -> None:

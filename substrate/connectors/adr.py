@@ -212,6 +212,9 @@ def supersede_edges(
     """SUPERSEDES edges stated by one record (``newer -> older``)."""
     edges: list[EdgeRecord] = []
     for no, text in rec.lines:
+        lowered = text.lower()  # the words first: the pattern is slow to scan every line
+        if "super" not in lowered and "replace" not in lowered:
+            continue
         for match in _SUPERSEDE.finditer(text):
             passive = match.group(1).lower().endswith(("by", "eded"))
             for other in _refs(text[match.end() :], by_number):
@@ -302,10 +305,12 @@ def adr_batch(snap: GitSnapshot, index: NameIndex) -> GraphBatch:
     parsed = _distinct_numbers([_parsed(p, snap.read(p), primary) for p in sorted(paths)],
                                primary)
     records = [rec for rec, _ in parsed]
+    numbered: dict[str, dict[int | None, str]] = {}  # folder -> number -> ceid (the last)
+    for r in records:
+        numbered.setdefault(posixpath.dirname(r.path), {})[adr_number(r.path)] = r.ceid
     batch = GraphBatch()
     for rec, decision in parsed:
-        same_dir = [r for r in records if posixpath.dirname(r.path) == posixpath.dirname(rec.path)]
-        numbers = {adr_number(r.path): r.ceid for r in same_dir}
+        numbers = numbered[posixpath.dirname(rec.path)]
         by_number = {n: c for n, c in numbers.items() if n is not None}
         batch.edges.extend(supersede_edges(rec, by_number, snap))
         batch.edges.extend(decision_edges(rec, index, snap, decision))

@@ -96,6 +96,9 @@ class NameIndex:
         self._exact: dict[str, set[str]] = {}
         self._keys: dict[str, set[str]] = {}
         self._fingerprint: str | None = None
+        # resolve()'s answers while nothing it reads changes (cleared with the fingerprint):
+        # a commit's documents ask for the same words again and again
+        self._resolved: dict[tuple[str, str | None, bool], Resolution] = {}
 
     def __contains__(self, ceid: str) -> bool:
         return ceid in self.entities
@@ -110,7 +113,7 @@ class NameIndex:
         if entity is None:
             entity = Entity(cid, label, name, pending_reason=pending_reason)
             self.entities[cid] = entity
-            self._fingerprint = None
+            self._changed()
             self._index(cid, name)
         entity.add_evidence(ref)
         return entity
@@ -131,7 +134,11 @@ class NameIndex:
         if cid not in exact or cid not in key:
             exact.add(cid)
             key.add(cid)
-            self._fingerprint = None
+            self._changed()
+
+    def _changed(self) -> None:
+        self._fingerprint = None
+        self._resolved.clear()
 
     def fingerprint(self) -> str:
         """A digest of everything :meth:`resolve` reads (names, keys, labels, which entities
@@ -151,6 +158,13 @@ class NameIndex:
 
     def resolve(self, name: str, label: str | None = None, fuzzy: bool = True) -> Resolution:
         """Resolve ``name`` to one known entity (see the module docstring for the methods)."""
+        asked = (name, label, fuzzy)
+        found = self._resolved.get(asked)
+        if found is None:
+            found = self._resolved[asked] = self._resolve(name, label, fuzzy)
+        return found
+
+    def _resolve(self, name: str, label: str | None, fuzzy: bool) -> Resolution:
         exact = self._live(self._exact.get(slug(name), ()), label)
         if len(exact) == 1:
             return Resolution(exact[0], EXACT, "exact", tuple(exact))

@@ -136,6 +136,11 @@ PROJECT_FILES = (".csproj", ".fsproj", ".vbproj")
 
 def declared(name: str, text: str) -> list[tuple[str, int]]:
     """(dependency name, line) of each dependency the build file ``name`` declares."""
+    return list(_declared(name, text))
+
+
+@lru_cache(maxsize=2048)  # a replay reads the same build files at every commit it parses
+def _declared(name: str, text: str) -> tuple[tuple[str, int], ...]:
     found: list[tuple[str, int]] = []
 
     def add(match: re.Match[str], group: int = 1) -> None:
@@ -172,7 +177,7 @@ def declared(name: str, text: str) -> list[tuple[str, int]]:
         for rx in (_PROJECT_SDK, _PACKAGE_REFERENCE):
             for m in rx.finditer(text):
                 add(m)
-    return found
+    return tuple(found)
 
 
 BUILD_FILES = ("pom.xml", "build.gradle", "build.gradle.kts", "package.json", "composer.json",

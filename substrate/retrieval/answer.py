@@ -28,7 +28,7 @@ def _family(intent: str, res: StrategyResult, cites: Citations) -> str | None:
     if intent == "ownership":
         if "overview" in res.facts[0]:  # "who are the code owners?"
             return c.owners_overview(res.facts[0], cites)
-        return c.owners(res.facts[0], cites)
+        return " ".join(c.owners(fact, cites) for fact in res.facts)  # each subject listed
     if intent == "decision_rationale":
         return c.memory(res.facts, cites)
     if intent == "when":

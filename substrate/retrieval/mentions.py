@@ -203,3 +203,35 @@ def any_of(mentions: Sequence[str], **kwargs: int) -> str:
     if not parts:
         raise BadRequest("no searchable entity mention", detail={"mentions": list(mentions)})
     return " OR ".join(parts)
+
+
+# what may stand between the names of a list of subjects: "ad and checkout", "ad, and who
+# owns checkout", "ad & cart", "ad or the checkout service"
+_LIST_JOINERS = frozenset({",", "and", "or", "&", "plus", "also", "who", "owns", "own", "about",
+                           "what", "the", "service", "services", "is", "are", "owned", "by",
+                           "whom", "team", "owner", "owners", "of", "then", "as", "well"})
+_LIST_WORD = re.compile(r"[\w&]+|,")
+
+
+def listed_together(question: str, seeds: Sequence[dict[str, object]]) -> list[dict[str, object]]:
+    """The seeds the question lists as one subject after another, in its order: the first
+    named, and each next one when only joining words stand between them ("who owns ad, and
+    who owns checkout?"; not "who owns checkout, which calls payment?"). Seeds carry the
+    ``mention`` they were linked from; one found nowhere in the question ends the list."""
+    lowered = question.lower()
+    placed = []
+    for seed in seeds:
+        mention = str(seed.get("mention") or "").lower()
+        found = re.search(rf"(?<![\w-]){re.escape(mention)}(?![\w-])", lowered) \
+            if mention else None  # a whole name: not the 'ad' of 'ad-hoc'
+        if found is not None:
+            placed.append((found.start(), found.end(), seed))
+    placed.sort(key=lambda p: p[0])
+    listed = placed[:1]
+    for here in placed[1:]:
+        between = lowered[listed[-1][1]:here[0]]
+        words = _LIST_WORD.findall(between)
+        if not words or any(w not in _LIST_JOINERS for w in words):
+            break
+        listed.append(here)
+    return [seed for _, _, seed in listed]

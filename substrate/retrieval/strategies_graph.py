@@ -13,6 +13,7 @@ from substrate.connectors.infra_kinds import KINDS
 from substrate.graph.verification import suggested_edges
 from substrate.retrieval import direct, owned_paths
 from substrate.retrieval.context import Hit, SearchContext, StrategyResult
+from substrate.retrieval.mentions import listed_together
 from substrate.retrieval.router import asks_where_stored, asks_whether
 from substrate.retrieval.scope import pg_connection
 from substrate.retrieval.strategies_messages import MAX_SERVICES as MAX_MESSAGE_SERVICES
@@ -287,6 +288,20 @@ async def ownership(ctx: SearchContext) -> StrategyResult:
     if subject is None:
         result.note = "no service or path named in the question"
         return result
+    # "who owns ad, and who owns checkout?": each service listed, in the question's order
+    listed = listed_together(ctx.query, named) if module is None else []
+    subjects = listed[:MAX_SUBJECTS] if len(listed) > 1 else [subject]
+    for one in subjects:
+        await _owners_of(ctx, result, one, module)
+    return result
+
+
+MAX_SUBJECTS = 5  # services one ownership question may list
+
+
+async def _owners_of(ctx: SearchContext, result: StrategyResult, subject: dict[str, Any],
+                     module: dict[str, Any] | None) -> None:
+    """The owners of one subject, as a fact of ``result``, their edges as its hops."""
     rows = await ctx.reader.rows("retrieval/ownership", ctx.scope, ceid=subject["ceid"])
     # the path rules in effect (all the tenant's rule lines): read only when no owner is found
     rules = [] if rows else await ctx.reader.rows("retrieval/ownership_rules", ctx.scope,
@@ -300,9 +315,8 @@ async def ownership(ctx: SearchContext) -> StrategyResult:
         merged["rules_checked"] = owned_paths.rules_checked(rules)
     for rank, owner in enumerate(merged["owners"]):
         result.hits.append(_hit(owner, 1.0 / (1 + rank)))
-    result.hops = [{**r["hop"], "hop": 1} for r in rows]
+    result.hops += [{**r["hop"], "hop": 1} for r in rows]
     result.facts.append({"subject": subject, **merged})
-    return result
 
 
 OVERVIEW_OWNERS = 12  # owners an overview lists (the largest first)

@@ -12,6 +12,7 @@ from substrate.retrieval.mentions import (
     escape_lucene,
     extract_mentions,
     fuzzy_query,
+    listed_together,
 )
 
 
@@ -139,3 +140,20 @@ def test_an_adr_seed_is_named_only_when_the_question_gives_its_number() -> None:
     by_name = {"ceid": "adr:0029", "label": "DecisionNode", "mention": "ADR process"}
     service = {"ceid": "service:web", "label": "Service", "mention": "web"}
     assert named_seed(by_number) and named_seed(service) and not named_seed(by_name)
+
+
+def _seed(mention: str) -> dict[str, object]:
+    return {"ceid": f"service:{mention}", "mention": mention, "label": "Service"}
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Who owns ad, and who owns checkout?", ["ad", "checkout"]),
+    ("who owns cart and the checkout service", ["cart", "checkout"]),
+    ("Owners of ad & cart & checkout?", ["ad", "cart", "checkout"]),
+    ("Who owns checkout, which calls payment?", ["checkout"]),  # payment is no subject
+    ("Who owns checkout?", ["checkout"]),
+    ("who reads ad-hoc data in checkout, and ad?", ["checkout", "ad"]),  # 'ad' as a word
+])
+def test_the_subjects_a_question_lists(question: str, expected: list[str]) -> None:
+    seeds = [_seed(m) for m in ("payment", "checkout", "ad", "cart")]
+    assert [s["mention"] for s in listed_together(question, seeds)] == expected

@@ -98,35 +98,44 @@ async def _publish(settings: Settings, events: list[dict[str, Any]]) -> None:
 
 
 def publish_pending(settings: Settings, tenant: str | None = None,
-                    known: Mapping[int, list[str]] | None = None) -> int:
+                    known: Mapping[int, list[str]] | None = None,
+                    conn: psycopg.Connection[Any] | None = None) -> int:
     """Publish every unpublished snapshot (of ``tenant`` only, when given); returns how many
     were sent (0 if NATS is down). ``published_at`` lets consumers measure their delay.
     ``known``: the changed ids of some of them, by version, as the writer had them (the
-    others' are read from the change log)."""
+    others' are read from the change log). ``conn``: an open autocommit connection to use
+    (else one for this call)."""
     try:
-        return drain_outbox(settings, tenant, known)
+        return drain_outbox(settings, tenant, known, conn)
     except Exception:  # noqa: BLE001 - NATS down: the outbox keeps them for the outbox loop
         return 0
 
 
 def drain_outbox(settings: Settings, tenant: str | None = None,
-                 known: Mapping[int, list[str]] | None = None) -> int:
+                 known: Mapping[int, list[str]] | None = None,
+                 conn: psycopg.Connection[Any] | None = None) -> int:
     """Like :func:`publish_pending` but raises when NATS (or PostgreSQL) fails."""
-    known = known or {}
-    with psycopg.connect(settings.postgres_dsn, connect_timeout=3) as conn:
-        pending = [(v, t) for v, t in snapshots.unpublished(conn) if tenant in (None, t)]
-        if not pending:
-            return 0
-        events = [
-            {"snapshot_version": v, "tenant_id": t,
-             "changed_ids": known[v] if v in known else snapshots.changed_ids(conn, v),
-             "bookmarks": snapshots.bookmarks(conn, v)}  # Neo4j's, for read-your-writes
-            for v, t in pending
-        ]
-        asyncio.run(asyncio.wait_for(_publish(settings, events), PUBLISH_DEADLINE))
-        faults.point("after_publish")
-        for v, _ in pending:
-            snapshots.mark_published(conn, v)
+    if conn is None:
+        with psycopg.connect(settings.postgres_dsn, connect_timeout=3) as own:
+            return _drain(settings, own, tenant, known or {})
+    return _drain(settings, conn, tenant, known or {})
+
+
+def _drain(settings: Settings, conn: psycopg.Connection[Any], tenant: str | None,
+           known: Mapping[int, list[str]]) -> int:
+    pending = [(v, t) for v, t in snapshots.unpublished(conn) if tenant in (None, t)]
+    if not pending:
+        return 0
+    events = [
+        {"snapshot_version": v, "tenant_id": t,
+         "changed_ids": known[v] if v in known else snapshots.changed_ids(conn, v),
+         "bookmarks": snapshots.bookmarks(conn, v)}  # Neo4j's, for read-your-writes
+        for v, t in pending
+    ]
+    asyncio.run(asyncio.wait_for(_publish(settings, events), PUBLISH_DEADLINE))
+    faults.point("after_publish")
+    for v, _ in pending:
+        snapshots.mark_published(conn, v)
     return len(events)
 
 

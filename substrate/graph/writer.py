@@ -96,6 +96,8 @@ class GraphWriter:
         self.tx_limit = tx_budget.limit_bytes(settings.neo4j_tx_memory)
         # while set and not open, reads of the graph wait (see substrate.graph.lookahead)
         self.read_gate: threading.Event | None = None
+        self._idle: psycopg.Connection[Any] | None = None  # see _connection
+        self._idle_lock = threading.Lock()
 
     # --- public -------------------------------------------------------------------------
     def commit(self, batch: GraphBatch, **options: Unpack[CommitOptions]) -> CommitResult:
@@ -117,21 +119,51 @@ class GraphWriter:
         after the Neo4j commit). ``memory``: what an earlier session of the same import
         learned of the graph (see ``session_memory``), kept when no other writer came in
         between; the session adds to it."""
-        with psycopg.connect(self.settings.postgres_dsn, autocommit=True) as conn, \
-                snapshots.writers_lock(conn), \
-                ThreadPoolExecutor(max_workers=4, thread_name_prefix="writer") as pool:
-            reconcile_locked(conn, self.driver, self.cypher)  # a crashed writer's leftovers
-            if memory is not None:
-                memory.resume(snapshots.next_version(conn))
-            session = WriteSession(self, conn, pool, pipelined, memory or SessionMemory())
+        conn = self._connection()
+        try:
+            with snapshots.writers_lock(conn), \
+                    ThreadPoolExecutor(max_workers=4, thread_name_prefix="writer") as pool:
+                reconcile_locked(conn, self.driver, self.cypher)  # a crashed writer's leftovers
+                if memory is not None:
+                    memory.resume(snapshots.next_version(conn))
+                session = WriteSession(self, conn, pool, pipelined, memory or SessionMemory())
+                try:
+                    yield session
+                except BaseException:
+                    session.close(raise_errors=False)
+                    raise
+                session.close()
+            if session.unpublished:  # after the lock: on the same connection
+                events.publish_pending(self.settings, known=session.unpublished, conn=conn)
+        except BaseException:
+            conn.close()
+            raise
+        self._keep(conn)
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        """The connection the last session ended with, when it still answers, else a new
+        one (opening one costs ~10 ms here: a history replay commits hundreds of snapshots,
+        each in a session of its own)."""
+        with self._idle_lock:
+            conn, self._idle = self._idle, None
+        if conn is not None:
             try:
-                yield session
-            except BaseException:
-                session.close(raise_errors=False)
-                raise
-            session.close()
-        if session.unpublished:
-            events.publish_pending(self.settings, known=session.unpublished)
+                conn.execute("SELECT 1")
+                return conn
+            except psycopg.Error:  # the server went away since: a new one
+                conn.close()
+        return psycopg.connect(self.settings.postgres_dsn, autocommit=True)
+
+    def _keep(self, conn: psycopg.Connection[Any]) -> None:
+        """Keep ``conn`` for the next session (one kept; another is closed)."""
+        idle = psycopg.pq.TransactionStatus.IDLE
+        if conn.closed or conn.broken or conn.info.transaction_status != idle:
+            conn.close()
+            return
+        with self._idle_lock:
+            extra, self._idle = self._idle, conn
+        if extra is not None:
+            extra.close()
 
     def _record_intent(
         self, conn: psycopg.Connection[Any], version: int, tenant: str, valid_at: datetime,
@@ -641,7 +673,7 @@ class WriteSession:
         faults.point("after_snapshot")
         clear_marks(w.driver, w.cypher, version)
         if changed is not None:
-            events.publish_pending(w.settings, known={version: changed})
+            events.publish_pending(w.settings, known={version: changed}, conn=conn)
 
     def _settle(self) -> BaseException | None:
         """Wait for the previous snapshot's record; its error, if any."""

@@ -161,3 +161,27 @@ def test_the_reconciler_copies_an_intent_s_rows_from_the_intent(
     rows = pg.execute("SELECT element_kind, element_id, op, before, after FROM change_log "
                       "WHERE snapshot_version = %s", (version,)).fetchall()
     assert rows == [("node", ODD, "add", None, {"label": "Service", "x": "\\"})]
+
+
+def test_commits_one_after_another_reuse_one_connection_and_survive_its_loss(
+        stack: Settings, driver: Driver, pg: psycopg.Connection[Any], tenant: str) -> None:
+    """Each commit holds the writers' lock in a session of its own (a history replay makes
+    hundreds): the next one reuses the connection the last one ended with, its event sent on
+    it too. A connection the server dropped in between is replaced, and nothing is lost."""
+    writer = GraphWriter(stack, driver)
+    first = writer.commit(GraphBatch([svc("service:a")]), source="t", tenant=tenant)
+    kept = writer._idle
+    assert kept is not None and first.snapshot_version is not None
+    backend = kept.info.backend_pid
+    second = writer.commit(GraphBatch([svc("service:a"), svc("service:b")]), source="t",
+                           tenant=tenant)
+    assert writer._idle is kept and kept.info.backend_pid == backend
+    pg.execute("SELECT pg_terminate_backend(%s)", (backend,))
+    third = writer.commit(GraphBatch([svc("service:a"), svc("service:b"), svc("service:c")]),
+                          source="t", tenant=tenant)
+    assert writer._idle is not None and writer._idle.info.backend_pid != backend
+    versions = [r.snapshot_version for r in (first, second, third)]
+    assert versions == sorted(versions) and snapshot_versions(pg, tenant) == versions
+    assert unpublished(pg, tenant) == 0  # every event sent
+    with snapshots.writers_lock(pg, wait=False) as free:
+        assert free  # the kept connection does not hold the writers' lock between commits
